@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Builds every tool the project needs from the Go module proxy into a cache outside the
+# clone, one folder per tool and version. A folder is trusted only if it carries the
+# recipe marker; builds happen in a temp folder renamed at the end, so an interrupted
+# build is never trusted. Nothing prebuilt is downloaded.
+#
+# Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns
+#        hack/tools.sh --print-dir  prints the cache folder and exits
+# Output: progress on stderr; the last stdout line is the envtest assets folder.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=versions.env
+. "$ROOT/hack/versions.env"
+
+TOOLS_DIR="${ETCD_OPERATOR_TOOLS:-$HOME/.cache/etcd-operator-tools}"
+# Bump when a recipe below changes so caches built by the old recipe are rebuilt.
+RECIPE=1
+export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod
+
+if [[ "${1:-}" == "--print-dir" ]]; then echo "$TOOLS_DIR"; exit 0; fi
+mkdir -p "$TOOLS_DIR"
+
+log() { printf '[tools] %s\n' "$*" >&2; }
+
+# build_into NAME FUNC: runs FUNC with $OUT set to a temp folder, then publishes it.
+build_into() {
+	local name="$1" fn="$2" final="$TOOLS_DIR/$1"
+	if [[ -f "$final/.recipe-$RECIPE" ]]; then return 0; fi
+	local start tmp
+	start=$(date +%s)
+	tmp="$(mktemp -d "$TOOLS_DIR/.build-$name.XXXXXX")"
+	log "building $name ..."
+	# A subshell: recipes cd into their work folder, which is removed afterwards.
+	(mkdir -p "$tmp/work" && cd "$tmp/work" && OUT="$tmp/bin" WORK="$tmp/work" "$fn")
+	touch "$tmp/bin/.recipe-$RECIPE"
+	rm -rf "$final"
+	mv "$tmp/bin" "$final"
+	rm -rf "$tmp"
+	log "built $name in $(( $(date +%s) - start ))s"
+}
+
+k8s_ldflags() {
+	local v="$KUBERNETES_VERSION" minor ld="-s -w"
+	minor="$(echo "$v" | cut -d. -f2)"
+	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ld="$ld -X $p.gitVersion=$v -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+	done
+	echo "$ld"
+}
+
+build_kube() {
+	mkdir -p "$WORK" "$OUT"
+	cd "$WORK"
+	local lib="v0.${KUBERNETES_VERSION#v1.}"
+	# k8s.io/kubernetes' go.mod points its staging modules at ./staging; a wrapper
+	# module replaces each with the published library of the same patch.
+	{
+		printf 'module local/kubebuild\n\ngo 1.26.0\n\ngodebug default=go1.26\n\nreplace (\n'
+		for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider \
+			cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api \
+			cri-client cri-streaming csi-translation-lib dynamic-resource-allocation endpointslice externaljwt \
+			kms kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics \
+			mount-utils pod-security-admission sample-apiserver streaming; do
+			printf '\tk8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$lib"
+		done
+		printf ')\n'
+	} >go.mod
+	local cmds=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubectl)
+	local pkgs=()
+	for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c@$KUBERNETES_VERSION"); done
+	go get -tool "${pkgs[@]}" >&2
+	local ld; ld="$(k8s_ldflags)"
+	for c in "${cmds[@]}"; do
+		local s; s=$(date +%s)
+		go build -trimpath -ldflags "$ld" -o "$OUT/$c" "k8s.io/kubernetes/cmd/$c"
+		log "  $c: $(( $(date +%s) - s ))s"
+	done
+}
+
+build_etcd() {
+	mkdir -p "$WORK" "$OUT"
+	cd "$WORK"
+	printf 'module local/etcdbuild\n\ngo 1.26.0\n' >go.mod
+	# etcd's go.mods carry relative replaces, so `go install pkg@v` is refused; a wrapper
+	# module that requires only etcd lets MVS pick exactly etcd's own pins.
+	go get -tool "go.etcd.io/etcd/server/v3@$ETCD_V" "go.etcd.io/etcd/etcdctl/v3@$ETCD_V" \
+		"go.etcd.io/etcd/etcdutl/v3@$ETCD_V" >&2
+	local ld="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-proxy"
+	go build -trimpath -ldflags "$ld" -o "$OUT/etcd" go.etcd.io/etcd/server/v3
+	go build -trimpath -ldflags "$ld" -o "$OUT/etcdctl" go.etcd.io/etcd/etcdctl/v3
+	go build -trimpath -ldflags "$ld" -o "$OUT/etcdutl" go.etcd.io/etcd/etcdutl/v3
+}
+
+go_install() { # MODULE_PKG@VERSION [ldflags]
+	mkdir -p "$OUT"
+	GOBIN="$OUT" go install -trimpath -ldflags "-s -w ${2:-}" "$1" >&2
+}
+build_controller_gen() { go_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"; }
+build_helm() { go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"; }
+build_staticcheck() { go_install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"; }
+build_coredns() { go_install "github.com/coredns/coredns@$COREDNS_VERSION" "-X github.com/coredns/coredns/coremain.GitCommit=module-proxy"; }
+
+# envtest wants one folder holding kube-apiserver, etcd and kubectl.
+link_envtest_assets() {
+	local dir="$TOOLS_DIR/envtest-$KUBERNETES_VERSION-etcd-$ETCD_DEFAULT_VERSION"
+	mkdir -p "$dir"
+	ln -sfn "$TOOLS_DIR/kubernetes-$KUBERNETES_VERSION/kube-apiserver" "$dir/kube-apiserver"
+	ln -sfn "$TOOLS_DIR/kubernetes-$KUBERNETES_VERSION/kubectl" "$dir/kubectl"
+	ln -sfn "$TOOLS_DIR/etcd-$ETCD_DEFAULT_VERSION/etcd" "$dir/etcd"
+	echo "$dir"
+}
+
+want="${*:-etcd kube controller-gen helm staticcheck coredns}"
+total_start=$(date +%s)
+for t in $want; do
+	case "$t" in
+	etcd)
+		# the default first: envtest needs it soonest
+		for v in $ETCD_DEFAULT_VERSION $ETCD_VERSIONS; do ETCD_V="$v" build_into "etcd-$v" build_etcd; done ;;
+	kube) build_into "kubernetes-$KUBERNETES_VERSION" build_kube ;;
+	controller-gen) build_into "controller-gen-$CONTROLLER_TOOLS_VERSION" build_controller_gen ;;
+	helm) build_into "helm-$HELM_VERSION" build_helm ;;
+	staticcheck) build_into "staticcheck-$STATICCHECK_VERSION" build_staticcheck ;;
+	coredns) build_into "coredns-$COREDNS_VERSION" build_coredns ;;
+	*) log "unknown tool $t"; exit 2 ;;
+	esac
+done
+log "tools ready in $TOOLS_DIR ($(( $(date +%s) - total_start ))s)"
+if [[ -x "$TOOLS_DIR/kubernetes-$KUBERNETES_VERSION/kube-apiserver" && -x "$TOOLS_DIR/etcd-$ETCD_DEFAULT_VERSION/etcd" ]]; then
+	link_envtest_assets
+fi

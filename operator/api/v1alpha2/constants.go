@@ -1,0 +1,128 @@
+package v1alpha2
+
+// Label keys. Operator-owned keys win over spec.additionalMetadata on collision.
+const (
+	// LabelPrefix is the prefix of every label and annotation key the operator owns.
+	LabelPrefix = "etcd-operator.cozystack.io/"
+	// LabelCluster names the EtcdCluster an object belongs to; it is the cluster's selector.
+	LabelCluster = LabelPrefix + "cluster"
+	// LabelRole is set to RoleVoter on the Pods of voting members; the PDB selects on it.
+	LabelRole = LabelPrefix + "role"
+	// RoleVoter is the value of LabelRole for voting members.
+	RoleVoter = "voter"
+
+	LabelAppName      = "app.kubernetes.io/name"
+	LabelAppInstance  = "app.kubernetes.io/instance"
+	LabelAppManagedBy = "app.kubernetes.io/managed-by"
+	LabelAppComponent = "app.kubernetes.io/component"
+
+	// AppName is the value of LabelAppName on every member Pod.
+	AppName = "etcd"
+	// ManagedBy is the value of LabelAppManagedBy on every object the operator creates.
+	ManagedBy = "etcd-operator"
+)
+
+// Finalizers.
+const (
+	// MemberCleanupFinalizer makes the deletion of an EtcdMember wait for MemberRemove.
+	MemberCleanupFinalizer = LabelPrefix + "member-cleanup"
+)
+
+// Condition types of EtcdCluster.
+const (
+	ConditionAvailable   = "Available"
+	ConditionProgressing = "Progressing"
+	ConditionDegraded    = "Degraded"
+)
+
+// Condition types of EtcdMember.
+const (
+	ConditionReady          = "Ready"
+	ConditionVersionDrifted = "VersionDrifted"
+)
+
+// Condition reasons. The set matches the public v1alpha2 operator's, plus this project's additions.
+const (
+	ReasonQuorumHealthy             = "QuorumHealthy"
+	ReasonQuorumAvailable           = "QuorumAvailable"
+	ReasonQuorumLost                = "QuorumLost"
+	ReasonClusterDiscovered         = "ClusterDiscovered"
+	ReasonClusterUnreachable        = "ClusterUnreachable"
+	ReasonPaused                    = "Paused"
+	ReasonBootstrapFailed           = "BootstrapFailed"
+	ReasonDeadlineExceeded          = "DeadlineExceeded"
+	ReasonMembersUnhealthy          = "MembersUnhealthy"
+	ReasonInitialSnapshot           = "InitialSnapshot"
+	ReasonSpecChanged               = "SpecChanged"
+	ReasonWaitingForSeed            = "WaitingForSeed"
+	ReasonRetryAfterDeadline        = "RetryAfterDeadline"
+	ReasonReconciled                = "Reconciled"
+	ReasonCertManagerNotInstalled   = "CertManagerNotInstalled"
+	ReasonAuthRequiredNotConfigured = "AuthRequiredNotConfigured"
+	ReasonAuthCredentialsRejected   = "AuthCredentialsRejected"
+
+	// Additions.
+	ReasonAllMembersLost = "AllMembersLost"
+	ReasonScalingUp      = "ScalingUp"
+	ReasonScalingDown    = "ScalingDown"
+	ReasonBootstrapping  = "Bootstrapping"
+	ReasonReplacing      = "ReplacingMember"
+
+	// EtcdMember reasons.
+	ReasonPodReady            = "PodReady"
+	ReasonPodNotReady         = "PodNotReady"
+	ReasonDiscoveringMemberID = "DiscoveringMemberID"
+	ReasonVersionMismatch     = "VersionMismatch"
+	ReasonVersionMatched      = "VersionMatched"
+)
+
+// Member roles reported in EtcdCluster status.members.
+const (
+	MemberRoleLeader   = "Leader"
+	MemberRoleFollower = "Follower"
+	MemberRoleLearner  = "Learner"
+)
+
+// Defaults.
+const (
+	DefaultReplicas                = 3
+	DefaultProgressDeadlineSeconds = 600
+	DefaultStorageSize             = "1Gi"
+	DefaultImageRepository         = "quay.io/coreos/etcd"
+)
+
+// Ports every member listens on.
+const (
+	ClientPort  = 2379
+	PeerPort    = 2380
+	MetricsPort = 2381
+)
+
+// CEL messages. Each string is also written into a +kubebuilder:validation:XValidation marker in
+// the types; TestCELMessagesMatchCRD keeps the two in step, and tests assert on these constants.
+const (
+	MsgVersionFormat           = "spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
+	MsgPauseMemory             = "spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
+	MsgMemorySizePositive      = "spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
+	MsgMediumImmutable         = "spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"
+	MsgSizeNoShrink            = "spec.storage.size cannot be shrunk"
+	MsgTLSAddRemove            = "spec.tls cannot be added to or removed from an existing cluster; delete and recreate"
+	MsgTLSImmutable            = "spec.tls is immutable post-create; delete and recreate the cluster to change TLS configuration"
+	MsgStorageClassAddRemove   = "spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
+	MsgStorageClassImmutable   = "spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
+	MsgAuthAddRemove           = "spec.auth cannot be added to or removed from an existing cluster; delete and recreate"
+	MsgAuthImmutable           = "spec.auth is immutable post-create; delete and recreate the cluster to change auth configuration"
+	MsgAuthRequiresClientTLS   = "spec.auth.enabled requires spec.tls.client (auth credentials must not cross a plaintext connection)"
+	MsgAuthRequiresSecret      = "spec.auth.enabled requires spec.auth.rootCredentialsSecretRef"
+	MsgBootstrapAddRemove      = "spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
+	MsgBootstrapImmutable      = "spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
+	MsgRestoreMemory           = "spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
+	MsgClientTLSSource         = "exactly one of spec.tls.client.serverSecretRef or spec.tls.client.certManager must be set"
+	MsgClientTLSOperatorSecret = "spec.tls.client.operatorClientSecretRef cannot be combined with certManager; use certManager.operatorClientIssuerRef"
+	MsgPeerTLSSource           = "exactly one of spec.tls.peer.secretRef or spec.tls.peer.certManager must be set"
+	MsgSnapshotLocation        = "exactly one of destination.s3 or destination.pvc must be set"
+	MsgRestoreS3Key            = "bootstrap.restore.source.s3.key must be the exact (non-empty) object key for a restore source"
+	MsgRestorePVCSubPath       = "bootstrap.restore.source.pvc.subPath must be the exact (non-empty) snapshot file path for a restore source"
+	MsgImageRepositoryNoTag    = "spec.imageRepository must be a repository without a tag or digest; the tag is always v<spec.version>"
+	MsgPriorityClassNameFormat = "spec.priorityClassName must be a DNS subdomain name"
+)

@@ -1,0 +1,251 @@
+package v1alpha2
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EtcdClusterSpec is the desired state of an etcd cluster.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.replicas) && self.replicas == 0 && has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
+// +kubebuilder:validation:XValidation:rule="!(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory') || quantity(string(self.storage.size)).isGreaterThan(quantity('0'))",message="spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
+// +kubebuilder:validation:XValidation:rule="has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added to or removed from an existing cluster; delete and recreate"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(oldSelf.tls) || self.tls == oldSelf.tls",message="spec.tls is immutable post-create; delete and recreate the cluster to change TLS configuration"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.storageClassName) == has(oldSelf.storage.storageClassName)",message="spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
+// +kubebuilder:validation:XValidation:rule="!has(self.storage.storageClassName) || !has(oldSelf.storage.storageClassName) || self.storage.storageClassName == oldSelf.storage.storageClassName",message="spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
+// +kubebuilder:validation:XValidation:rule="has(self.auth) == has(oldSelf.auth)",message="spec.auth cannot be added to or removed from an existing cluster; delete and recreate"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(oldSelf.auth) || self.auth == oldSelf.auth",message="spec.auth is immutable post-create; delete and recreate the cluster to change auth configuration"
+// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && self.auth.enabled) || (has(self.tls) && has(self.tls.client))",message="spec.auth.enabled requires spec.tls.client (auth credentials must not cross a plaintext connection)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && self.auth.enabled) || has(self.auth.rootCredentialsSecretRef)",message="spec.auth.enabled requires spec.auth.rootCredentialsSecretRef"
+// +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
+// +kubebuilder:validation:XValidation:rule="!has(self.bootstrap) || !has(oldSelf.bootstrap) || self.bootstrap == oldSelf.bootstrap",message="spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
+// +kubebuilder:validation:XValidation:rule="!(has(self.bootstrap) && has(self.bootstrap.restore)) || !(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
+type EtcdClusterSpec struct {
+	// Replicas is the number of etcd members. 0 pauses the cluster: the last member's Pod is
+	// deleted and its PVC and identity kept. An even number is accepted but tolerates no more
+	// failures than the odd number below it.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Version of etcd, e.g. 3.6.16. The image tag is v<version>.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$')",message="spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
+	Version string `json:"version"`
+
+	// Storage of each member's data directory.
+	// +kubebuilder:default={size: "1Gi", medium: ""}
+	// +optional
+	Storage StorageSpec `json:"storage,omitempty"`
+
+	// ProgressDeadlineSeconds bounds how long one change may take before it is reported failed.
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// TLS of the client and peer planes; absent means plaintext.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// Auth turns on etcd's root user.
+	// +optional
+	Auth *AuthSpec `json:"auth,omitempty"`
+
+	// Bootstrap seeds a new cluster, e.g. from a snapshot.
+	// +optional
+	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
+
+	// Resources of the etcd container; requests default to 100m CPU and 128Mi memory.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// AdditionalMetadata is merged onto the objects the operator creates.
+	// +optional
+	AdditionalMetadata *AdditionalMetadata `json:"additionalMetadata,omitempty"`
+
+	// Affinity of member Pods. When unset the operator applies a soft pod anti-affinity on
+	// kubernetes.io/hostname so members spread over nodes when they can.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// TopologySpreadConstraints of member Pods.
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// Options are typed etcd flags.
+	// +optional
+	Options *EtcdOptions `json:"options,omitempty"`
+
+	// ImagePullSecrets of member Pods.
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// NodeSelector of member Pods. Addition.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of member Pods. Addition.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// PriorityClassName of member Pods. Addition.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="spec.priorityClassName must be a DNS subdomain name"
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// ImageRepository overrides the operator-wide etcd image repository for this cluster, e.g.
+	// for an air-gapped mirror. The tag is always v<version>. Addition.
+	// +kubebuilder:validation:XValidation:rule="!self.contains('@') && !self.matches(':[^/]*$')",message="spec.imageRepository must be a repository without a tag or digest; the tag is always v<spec.version>"
+	// +optional
+	ImageRepository string `json:"imageRepository,omitempty"`
+}
+
+// TLSSpec configures TLS per plane; the planes are independent.
+type TLSSpec struct {
+	// +optional
+	Client *ClientTLS `json:"client,omitempty"`
+	// +optional
+	Peer *PeerTLS `json:"peer,omitempty"`
+}
+
+// ClientTLS is the client plane (port 2379): a BYO Secret or cert-manager. An operator-client
+// source turns on mTLS.
+// +kubebuilder:validation:XValidation:rule="has(self.serverSecretRef) != has(self.certManager)",message="exactly one of spec.tls.client.serverSecretRef or spec.tls.client.certManager must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.certManager) || !has(self.operatorClientSecretRef)",message="spec.tls.client.operatorClientSecretRef cannot be combined with certManager; use certManager.operatorClientIssuerRef"
+type ClientTLS struct {
+	// ServerSecretRef is a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt.
+	// +optional
+	ServerSecretRef *corev1.LocalObjectReference `json:"serverSecretRef,omitempty"`
+	// OperatorClientSecretRef is the client certificate the operator dials with.
+	// +optional
+	OperatorClientSecretRef *corev1.LocalObjectReference `json:"operatorClientSecretRef,omitempty"`
+	// +optional
+	CertManager *ClientCertManager `json:"certManager,omitempty"`
+}
+
+// ClientCertManager has the operator emit cert-manager Certificates for the client plane.
+type ClientCertManager struct {
+	ServerIssuerRef IssuerReference `json:"serverIssuerRef"`
+	// +optional
+	OperatorClientIssuerRef *IssuerReference `json:"operatorClientIssuerRef,omitempty"`
+}
+
+// PeerTLS is the peer plane (port 2380), always mutual.
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.certManager)",message="exactly one of spec.tls.peer.secretRef or spec.tls.peer.certManager must be set"
+type PeerTLS struct {
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+	// +optional
+	CertManager *PeerCertManager `json:"certManager,omitempty"`
+}
+
+// PeerCertManager has the operator emit a cert-manager Certificate for the peer plane.
+type PeerCertManager struct {
+	IssuerRef IssuerReference `json:"issuerRef"`
+}
+
+// AuthSpec configures etcd authentication.
+type AuthSpec struct {
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// RootCredentialsSecretRef is a basic-auth Secret whose password key is root's password.
+	// +optional
+	RootCredentialsSecretRef *corev1.LocalObjectReference `json:"rootCredentialsSecretRef,omitempty"`
+}
+
+// BootstrapSpec is consulted once, when the cluster is first formed.
+type BootstrapSpec struct {
+	// +optional
+	Restore *RestoreSpec `json:"restore,omitempty"`
+}
+
+// ClusterMemberStatus is one member as etcd and the operator see it. Addition.
+type ClusterMemberStatus struct {
+	// Name of the EtcdMember.
+	Name string `json:"name"`
+	// ID is etcd's member ID in hex.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// Role is Leader, Follower or Learner.
+	// +optional
+	Role string `json:"role,omitempty"`
+	// Version is the etcd version the member runs.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// Ready mirrors the member's Ready condition.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+}
+
+// EtcdClusterStatus is the observed state of an etcd cluster.
+type EtcdClusterStatus struct {
+	// ObservedGeneration is the generation this status describes. Addition.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// ReadyMembers counts members whose Ready condition is True (the /scale status).
+	// +optional
+	ReadyMembers int32 `json:"readyMembers,omitempty"`
+	// Selector of member Pods, for /scale.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+	// BrokenMembers counts members the operator is replacing.
+	// +optional
+	BrokenMembers int32 `json:"brokenMembers,omitempty"`
+	// ClusterID is etcd's cluster ID in hex, latched once the cluster has formed.
+	// +optional
+	ClusterID string `json:"clusterID,omitempty"`
+	// ClusterToken is --initial-cluster-token, unique per incarnation of the cluster.
+	// +optional
+	ClusterToken string `json:"clusterToken,omitempty"`
+	// AuthEnabled is latched once etcd auth has been enabled.
+	// +optional
+	AuthEnabled bool `json:"authEnabled,omitempty"`
+	// ProgressDeadline is when the change in flight is reported failed.
+	// +optional
+	ProgressDeadline *metav1.Time `json:"progressDeadline,omitempty"`
+	// Members as etcd reports them. Addition.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Members []ClusterMemberStatus `json:"members,omitempty"`
+	// LeaderID is the hex ID of the current leader. Addition.
+	// +optional
+	LeaderID string `json:"leaderID,omitempty"`
+	// Conditions: Available, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// EtcdCluster is an etcd cluster managed by the operator.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyMembers,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyMembers`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type EtcdCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   EtcdClusterSpec   `json:"spec,omitempty"`
+	Status EtcdClusterStatus `json:"status,omitempty"`
+}
+
+// EtcdClusterList is a list of EtcdCluster.
+//
+// +kubebuilder:object:root=true
+type EtcdClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EtcdCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&EtcdCluster{}, &EtcdClusterList{})
+}

@@ -1,0 +1,147 @@
+package v1alpha2
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MemberTLS is the part of a cluster's TLS a member's Pod needs: Secret names and modes.
+type MemberTLS struct {
+	// +optional
+	ClientServerSecretRef *corev1.LocalObjectReference `json:"clientServerSecretRef,omitempty"`
+	// +optional
+	ClientMTLS bool `json:"clientMTLS,omitempty"`
+	// +optional
+	PeerSecretRef *corev1.LocalObjectReference `json:"peerSecretRef,omitempty"`
+	// +optional
+	PeerAutoTLS bool `json:"peerAutoTLS,omitempty"`
+}
+
+// EtcdMemberSpec is one etcd member. The operator writes it from the cluster's template when it
+// creates the member.
+type EtcdMemberSpec struct {
+	// ClusterName is the EtcdCluster this member belongs to.
+	// +kubebuilder:validation:MinLength=1
+	ClusterName string `json:"clusterName"`
+
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$')",message="spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
+	Version string `json:"version"`
+
+	Storage StorageSpec `json:"storage"`
+
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// +optional
+	AdditionalMetadata *AdditionalMetadata `json:"additionalMetadata,omitempty"`
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// +optional
+	Options *EtcdOptions `json:"options,omitempty"`
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// Bootstrap is true on the seed, the member that forms the cluster.
+	// +optional
+	Bootstrap bool `json:"bootstrap,omitempty"`
+
+	// InitialCluster is --initial-cluster. Empty means the member is not yet registered in etcd
+	// and no Pod is created.
+	InitialCluster string `json:"initialCluster"`
+
+	// ClusterToken is --initial-cluster-token.
+	ClusterToken string `json:"clusterToken"`
+
+	// Replicas is always 1; it exists so PDBs that resolve /scale work over member Pods.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Dormant parks the member: its Pod is deleted, its PVC and identity kept.
+	// +optional
+	Dormant bool `json:"dormant,omitempty"`
+
+	// +optional
+	TLS *MemberTLS `json:"tls,omitempty"`
+
+	// Restore seeds the data directory from a snapshot (seed of a restoring cluster only).
+	// +optional
+	Restore *RestoreSpec `json:"restore,omitempty"`
+
+	// NodeSelector of the Pod. Addition.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations of the Pod. Addition.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// PriorityClassName of the Pod. Addition.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// ImageRepository of the Pod's etcd image. Addition.
+	// +optional
+	ImageRepository string `json:"imageRepository,omitempty"`
+}
+
+// EtcdMemberStatus is the observed state of one member.
+type EtcdMemberStatus struct {
+	// MemberID is etcd's member ID in hex.
+	// +optional
+	MemberID string `json:"memberID,omitempty"`
+	// +optional
+	PodName string `json:"podName,omitempty"`
+	// PodUID identifies the Pod incarnation; a tmpfs member whose Pod UID changed lost its data.
+	// +optional
+	PodUID string `json:"podUID,omitempty"`
+	// IsVoter is false while the member is a learner.
+	// +optional
+	IsVoter bool `json:"isVoter,omitempty"`
+	// Replicas is 1 while a Pod exists (the /scale status).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// +optional
+	Selector string `json:"selector,omitempty"`
+	// +optional
+	PVCName string `json:"pvcName,omitempty"`
+	// Version is the etcd version the member runs.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// EtcdMember is one member of an EtcdCluster; it owns the member's Pod and PVC.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterName`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Voter",type=boolean,JSONPath=`.status.isVoter`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type EtcdMember struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   EtcdMemberSpec   `json:"spec,omitempty"`
+	Status EtcdMemberStatus `json:"status,omitempty"`
+}
+
+// EtcdMemberList is a list of EtcdMember.
+//
+// +kubebuilder:object:root=true
+type EtcdMemberList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EtcdMember `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&EtcdMember{}, &EtcdMemberList{})
+}

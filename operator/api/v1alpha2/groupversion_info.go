@@ -1,0 +1,25 @@
+// Package v1alpha2 holds the etcd-operator.cozystack.io/v1alpha2 API: EtcdCluster, which users
+// write, and EtcdMember, one per etcd member, which the operator writes.
+//
+// Field names and meanings match the public cozystack/etcd-operator v1alpha2 API so that its
+// manifests apply unchanged; fields this project adds are marked "Addition" in their docs.
+//
+// +kubebuilder:object:generate=true
+// +groupName=etcd-operator.cozystack.io
+package v1alpha2
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of every type in this package.
+	GroupVersion = schema.GroupVersion{Group: "etcd-operator.cozystack.io", Version: "v1alpha2"}
+
+	// SchemeBuilder registers the types of this package with a runtime.Scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this package to a runtime.Scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

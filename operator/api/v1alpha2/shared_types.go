@@ -1,0 +1,119 @@
+package v1alpha2
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// StorageMedium selects where a member keeps its data directory.
+// +kubebuilder:validation:Enum="";Memory
+type StorageMedium string
+
+const (
+	// StorageMediumDefault keeps data on a PersistentVolumeClaim.
+	StorageMediumDefault StorageMedium = ""
+	// StorageMediumMemory keeps data on a tmpfs emptyDir sized by storage.size.
+	StorageMediumMemory StorageMedium = "Memory"
+)
+
+// StorageSpec describes a member's data volume.
+type StorageSpec struct {
+	// Size of the PVC, or the sizeLimit of the tmpfs with medium Memory.
+	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0",message="spec.storage.size cannot be shrunk"
+	// +optional
+	Size resource.Quantity `json:"size,omitempty"`
+
+	// Medium is "" (a PersistentVolumeClaim) or Memory (tmpfs). Immutable.
+	// +kubebuilder:default=""
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"
+	// +optional
+	Medium StorageMedium `json:"medium,omitempty"`
+
+	// StorageClassName of the PVCs: unset uses the namespace default, "" disables dynamic
+	// provisioning. Ignored with medium Memory. Immutable.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// AdditionalMetadata is merged onto every object the operator creates for a cluster. Keys under
+// etcd-operator.cozystack.io/ are reserved and dropped.
+type AdditionalMetadata struct {
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// EtcdOptions are typed etcd server flags.
+type EtcdOptions struct {
+	// QuotaBackendBytes is --quota-backend-bytes.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	QuotaBackendBytes *int64 `json:"quotaBackendBytes,omitempty"`
+
+	// AutoCompactionMode is --auto-compaction-mode.
+	// +kubebuilder:validation:Enum=periodic;revision
+	// +optional
+	AutoCompactionMode string `json:"autoCompactionMode,omitempty"`
+
+	// AutoCompactionRetention is --auto-compaction-retention: a Go duration or a bare integer.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$|^[0-9]+$`
+	// +optional
+	AutoCompactionRetention string `json:"autoCompactionRetention,omitempty"`
+
+	// SnapshotCount is --snapshot-count.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	SnapshotCount *int64 `json:"snapshotCount,omitempty"`
+}
+
+// IssuerReference names a cert-manager issuer.
+type IssuerReference struct {
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// +kubebuilder:default=Issuer
+	// +optional
+	Kind string `json:"kind,omitempty"`
+}
+
+// SnapshotLocation is where a snapshot is read from or written to: exactly one of s3 or pvc.
+// +kubebuilder:validation:XValidation:rule="has(self.s3) != has(self.pvc)",message="exactly one of destination.s3 or destination.pvc must be set"
+type SnapshotLocation struct {
+	// +optional
+	S3 *S3Location `json:"s3,omitempty"`
+	// +optional
+	PVC *PVCLocation `json:"pvc,omitempty"`
+}
+
+// S3Location is an object in an S3-compatible store.
+type S3Location struct {
+	// +kubebuilder:validation:MinLength=1
+	Endpoint string `json:"endpoint"`
+	// +kubebuilder:validation:MinLength=1
+	Bucket string `json:"bucket"`
+	// +optional
+	Key string `json:"key,omitempty"`
+	// CredentialsSecretRef names a Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+	CredentialsSecretRef corev1.LocalObjectReference `json:"credentialsSecretRef"`
+	// +optional
+	Region string `json:"region,omitempty"`
+	// +optional
+	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+}
+
+// PVCLocation is a path on a PersistentVolumeClaim.
+type PVCLocation struct {
+	// +kubebuilder:validation:MinLength=1
+	ClaimName string `json:"claimName"`
+	// +optional
+	SubPath string `json:"subPath,omitempty"`
+}
+
+// RestoreSpec names the snapshot a new cluster is seeded from.
+// +kubebuilder:validation:XValidation:rule="!has(self.source.s3) || (has(self.source.s3.key) && size(self.source.s3.key) > 0)",message="bootstrap.restore.source.s3.key must be the exact (non-empty) object key for a restore source"
+// +kubebuilder:validation:XValidation:rule="!has(self.source.pvc) || (has(self.source.pvc.subPath) && size(self.source.pvc.subPath) > 0)",message="bootstrap.restore.source.pvc.subPath must be the exact (non-empty) snapshot file path for a restore source"
+type RestoreSpec struct {
+	Source SnapshotLocation `json:"source"`
+}

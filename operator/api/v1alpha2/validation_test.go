@@ -1,0 +1,248 @@
+package v1alpha2_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
+}
+
+// newNamespace gives each test its own namespace so tests stay independent.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cel-"}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func cluster(ns, name string, mutate func(*v1.EtcdClusterSpec)) *v1.EtcdCluster {
+	c := &v1.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1.EtcdClusterSpec{Version: "3.6.16"},
+	}
+	if mutate != nil {
+		mutate(&c.Spec)
+	}
+	return c
+}
+
+func expectRejected(t *testing.T, err error, msg string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("expected rejection with %q, got success", msg)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("expected an Invalid error, got %v", err)
+	}
+	if !strings.Contains(err.Error(), msg) {
+		t.Fatalf("expected message %q in\n%v", msg, err)
+	}
+}
+
+func TestDefaultsAreApplied(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := cluster(ns, "defaults", nil)
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1.EtcdCluster{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Replicas == nil || *got.Spec.Replicas != v1.DefaultReplicas {
+		t.Errorf("replicas default: got %v", got.Spec.Replicas)
+	}
+	if got.Spec.Storage.Size.Cmp(resource.MustParse(v1.DefaultStorageSize)) != 0 {
+		t.Errorf("storage.size default: got %s", got.Spec.Storage.Size.String())
+	}
+	if got.Spec.ProgressDeadlineSeconds == nil || *got.Spec.ProgressDeadlineSeconds != v1.DefaultProgressDeadlineSeconds {
+		t.Errorf("progressDeadlineSeconds default: got %v", got.Spec.ProgressDeadlineSeconds)
+	}
+}
+
+func TestCreateRejections(t *testing.T) {
+	ns := newNamespace(t)
+	memory := func(s *v1.EtcdClusterSpec) { s.Storage.Medium = v1.StorageMediumMemory }
+	cases := []struct {
+		name   string
+		mutate func(*v1.EtcdClusterSpec)
+		msg    string
+	}{
+		{"version with v", func(s *v1.EtcdClusterSpec) { s.Version = "v3.6.16" }, v1.MsgVersionFormat},
+		{"version without patch", func(s *v1.EtcdClusterSpec) { s.Version = "3.6" }, v1.MsgVersionFormat},
+		{"pause with memory", func(s *v1.EtcdClusterSpec) { memory(s); s.Replicas = ptr.To[int32](0) }, v1.MsgPauseMemory},
+		{"memory with zero size", func(s *v1.EtcdClusterSpec) { memory(s); s.Storage.Size = resource.MustParse("0") }, v1.MsgMemorySizePositive},
+		{"auth without client tls", func(s *v1.EtcdClusterSpec) {
+			s.Auth = &v1.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "root"}}
+		}, v1.MsgAuthRequiresClientTLS},
+		{"auth without secret", func(s *v1.EtcdClusterSpec) {
+			s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"}}}
+			s.Auth = &v1.AuthSpec{Enabled: true}
+		}, v1.MsgAuthRequiresSecret},
+		{"client tls with both sources", func(s *v1.EtcdClusterSpec) {
+			s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{
+				ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"},
+				CertManager:     &v1.ClientCertManager{ServerIssuerRef: v1.IssuerReference{Name: "ca"}},
+			}}
+		}, v1.MsgClientTLSSource},
+		{"client tls operator secret with cert-manager", func(s *v1.EtcdClusterSpec) {
+			s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{
+				OperatorClientSecretRef: &corev1.LocalObjectReference{Name: "op"},
+				CertManager:             &v1.ClientCertManager{ServerIssuerRef: v1.IssuerReference{Name: "ca"}},
+			}}
+		}, v1.MsgClientTLSOperatorSecret},
+		{"peer tls without source", func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{}} }, v1.MsgPeerTLSSource},
+		{"restore with memory", func(s *v1.EtcdClusterSpec) {
+			memory(s)
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"}}}}
+		}, v1.MsgRestoreMemory},
+		{"restore from two locations", func(s *v1.EtcdClusterSpec) {
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"},
+				S3: &v1.S3Location{Endpoint: "http://s3", Bucket: "b", Key: "k",
+					CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}}}
+		}, v1.MsgSnapshotLocation},
+		{"restore s3 without key", func(s *v1.EtcdClusterSpec) {
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+				S3: &v1.S3Location{Endpoint: "http://s3", Bucket: "b", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}}}
+		}, v1.MsgRestoreS3Key},
+		{"restore pvc without subPath", func(s *v1.EtcdClusterSpec) {
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+				PVC: &v1.PVCLocation{ClaimName: "snaps"}}}}
+		}, v1.MsgRestorePVCSubPath},
+		{"image repository with tag", func(s *v1.EtcdClusterSpec) { s.ImageRepository = "mirror.local:5000/etcd:v3.6.16" }, v1.MsgImageRepositoryNoTag},
+		{"image repository with digest", func(s *v1.EtcdClusterSpec) { s.ImageRepository = "mirror.local/etcd@sha256:00" }, v1.MsgImageRepositoryNoTag},
+		{"priority class not a DNS name", func(s *v1.EtcdClusterSpec) { s.PriorityClassName = "High_Priority" }, v1.MsgPriorityClassNameFormat},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := env.Client.Create(context.Background(), cluster(ns, fmt.Sprintf("bad-%d", i), tc.mutate))
+			expectRejected(t, err, tc.msg)
+		})
+	}
+}
+
+func TestAcceptedAdditions(t *testing.T) {
+	ns := newNamespace(t)
+	c := cluster(ns, "additions", func(s *v1.EtcdClusterSpec) {
+		s.Replicas = ptr.To[int32](4) // even is accepted (with a Warning Event from the operator)
+		s.ImageRepository = "mirror.local:5000/coreos/etcd"
+		s.PriorityClassName = "system-cluster-critical"
+		s.NodeSelector = map[string]string{"disk": "ssd"}
+		s.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+	})
+	if err := env.Client.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUpdateRejections(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	cases := []struct {
+		name    string
+		initial func(*v1.EtcdClusterSpec)
+		update  func(*v1.EtcdClusterSpec)
+		msg     string
+	}{
+		{"medium change", nil, func(s *v1.EtcdClusterSpec) { s.Storage.Medium = v1.StorageMediumMemory }, v1.MsgMediumImmutable},
+		{"size shrink", func(s *v1.EtcdClusterSpec) { s.Storage.Size = resource.MustParse("2Gi") },
+			func(s *v1.EtcdClusterSpec) { s.Storage.Size = resource.MustParse("1Gi") }, v1.MsgSizeNoShrink},
+		{"storage class added", nil, func(s *v1.EtcdClusterSpec) { s.Storage.StorageClassName = ptr.To("fast") }, v1.MsgStorageClassAddRemove},
+		{"storage class changed", func(s *v1.EtcdClusterSpec) { s.Storage.StorageClassName = ptr.To("fast") },
+			func(s *v1.EtcdClusterSpec) { s.Storage.StorageClassName = ptr.To("slow") }, v1.MsgStorageClassImmutable},
+		{"tls added", nil, func(s *v1.EtcdClusterSpec) {
+			s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{SecretRef: &corev1.LocalObjectReference{Name: "peer"}}}
+		}, v1.MsgTLSAddRemove},
+		{"bootstrap added", nil, func(s *v1.EtcdClusterSpec) {
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"}}}}
+		}, v1.MsgBootstrapAddRemove},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster(ns, fmt.Sprintf("upd-%d", i), tc.initial)
+			if err := env.Client.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			tc.update(&c.Spec)
+			expectRejected(t, env.Client.Update(ctx, c), tc.msg)
+		})
+	}
+}
+
+func TestScaleSubresource(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := cluster(ns, "scaled", nil)
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Status.ReadyMembers = 3
+	c.Status.Selector = v1.LabelCluster + "=scaled"
+	if err := env.Client.Status().Update(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	scale := &autoscalingv1.Scale{}
+	if err := env.Client.SubResource("scale").Get(ctx, c, scale); err != nil {
+		t.Fatal(err)
+	}
+	if scale.Spec.Replicas != 3 || scale.Status.Replicas != 3 || scale.Status.Selector != c.Status.Selector {
+		t.Fatalf("unexpected scale: %+v", scale)
+	}
+	scale.Spec.Replicas = 5
+	if err := env.Client.SubResource("scale").Update(ctx, c, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatal(err)
+	}
+	if *c.Spec.Replicas != 5 {
+		t.Fatalf("scale did not reach spec.replicas: %d", *c.Spec.Replicas)
+	}
+}
+
+func TestMemberRejections(t *testing.T) {
+	ns := newNamespace(t)
+	m := &v1.EtcdMember{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"},
+		Spec: v1.EtcdMemberSpec{ClusterName: "c", Version: "3.6.16", ClusterToken: "t",
+			Storage: v1.StorageSpec{Size: resource.MustParse("1Gi")}, Replicas: ptr.To[int32](2)},
+	}
+	err := env.Client.Create(context.Background(), m)
+	if err == nil || !strings.Contains(err.Error(), "spec.replicas") {
+		t.Fatalf("expected replicas to be capped at 1, got %v", err)
+	}
+}
