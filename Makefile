@@ -55,9 +55,10 @@ fmt: ## gofmt every Go file.
 verify: generate manifests ## Fail when generated files are stale or code is not gofmt'ed.
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	if [[ -n "$$unformatted" ]]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi
-	@git add -N $(GENERATED) >/dev/null 2>&1 || true
-	@if ! git diff --quiet -- $(GENERATED); then \
-		echo "generated files are stale; run 'make generate manifests' and commit:"; git diff --stat -- $(GENERATED); exit 1; fi
+	@stale="$$(git status --porcelain -- $(GENERATED))"; \
+	if [[ -n "$$stale" ]]; then \
+		echo "generated files are stale or uncommitted; run 'make generate manifests' and commit:"; echo "$$stale"; \
+		git --no-pager diff --stat -- $(GENERATED); exit 1; fi
 	@echo "verify: generated files and formatting are clean"
 
 ##@ Tests

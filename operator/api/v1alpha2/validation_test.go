@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -69,15 +70,21 @@ func expectRejected(t *testing.T, err error, msg string) {
 	}
 }
 
+// TestDefaultsAreApplied creates the cluster as a manifest would (only the version set): a typed Go
+// client would send storage.size "0" and so bypass the size default.
 func TestDefaultsAreApplied(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	c := cluster(ns, "defaults", nil)
-	if err := env.Client.Create(ctx, c); err != nil {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1.GroupVersion.String(), "kind": "EtcdCluster",
+		"metadata": map[string]any{"name": "defaults", "namespace": ns},
+		"spec":     map[string]any{"version": "3.6.16"},
+	}}
+	if err := env.Client.Create(ctx, u); err != nil {
 		t.Fatal(err)
 	}
 	got := &v1.EtcdCluster{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), got); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Spec.Replicas == nil || *got.Spec.Replicas != v1.DefaultReplicas {
@@ -85,6 +92,9 @@ func TestDefaultsAreApplied(t *testing.T) {
 	}
 	if got.Spec.Storage.Size.Cmp(resource.MustParse(v1.DefaultStorageSize)) != 0 {
 		t.Errorf("storage.size default: got %s", got.Spec.Storage.Size.String())
+	}
+	if got.Spec.Storage.Medium != v1.StorageMediumDefault {
+		t.Errorf("storage.medium default: got %q", got.Spec.Storage.Medium)
 	}
 	if got.Spec.ProgressDeadlineSeconds == nil || *got.Spec.ProgressDeadlineSeconds != v1.DefaultProgressDeadlineSeconds {
 		t.Errorf("progressDeadlineSeconds default: got %v", got.Spec.ProgressDeadlineSeconds)

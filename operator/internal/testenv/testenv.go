@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"time"
+
+	"github.com/go-logr/logr"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	etcdv1alpha2 "github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
@@ -26,10 +29,21 @@ type Env struct {
 	env    *envtest.Environment
 }
 
-// RepoRoot is the repository root, found from this file's location.
+// RepoRoot is the repository root: the nearest folder above the working directory (go test runs
+// in the package's folder) that holds go.mod. runtime.Caller cannot be used: -trimpath strips paths.
 func RepoRoot() string {
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			panic("no go.mod above " + dir)
+		}
+	}
 }
 
 // CRDDir is where `make manifests` writes the project's CRDs.
@@ -48,10 +62,16 @@ func Start(extraCRDDirs ...string) (*Env, error) {
 	if err := etcdv1alpha2.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	// envtest logs through controller-runtime's logger; without one it prints a stack trace.
+	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     append([]string{CRDDir()}, extraCRDDirs...),
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
+		// Generous: on 2 busy cores the apiserver can take far longer than its usual 3-4 s.
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+		AttachControlPlaneOutput: os.Getenv("TESTENV_VERBOSE") != "",
 	}
 	cfg, err := env.Start()
 	if err != nil {
