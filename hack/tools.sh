@@ -20,6 +20,12 @@ export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod
 
 if [[ "${1:-}" == "--print-dir" ]]; then echo "$TOOLS_DIR"; exit 0; fi
 mkdir -p "$TOOLS_DIR"
+# One builder at a time per cache: parallel `make` runs (or clones) wait instead of building twice.
+exec 9>"$TOOLS_DIR/.lock"
+if ! flock -n 9; then
+	printf '[tools] waiting for another build of the tools cache to finish ...\n' >&2
+	flock 9
+fi
 
 log() { printf '[tools] %s\n' "$*" >&2; }
 

@@ -246,6 +246,3 @@ type EtcdClusterList struct {
 	Items           []EtcdCluster `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&EtcdCluster{}, &EtcdClusterList{})
-}

@@ -142,6 +142,3 @@ type EtcdMemberList struct {
 	Items           []EtcdMember `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&EtcdMember{}, &EtcdMemberList{})
-}
