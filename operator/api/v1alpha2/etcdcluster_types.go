@@ -245,4 +245,3 @@ type EtcdClusterList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []EtcdCluster `json:"items"`
 }
-

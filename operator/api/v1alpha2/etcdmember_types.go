@@ -141,4 +141,3 @@ type EtcdMemberList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []EtcdMember `json:"items"`
 }
-
