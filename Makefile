@@ -10,6 +10,7 @@ TOOLS_DIR ?= $(shell hack/tools.sh --print-dir)
 K8S_BIN := $(TOOLS_DIR)/kubernetes-$(KUBERNETES_VERSION)
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)/controller-gen
 STATICCHECK := $(TOOLS_DIR)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
 ENVTEST_ASSETS := $(TOOLS_DIR)/envtest-$(KUBERNETES_VERSION)-etcd-$(ETCD_DEFAULT_VERSION)
 
 # Static, trimmed builds reuse the packages compiled for the Kubernetes tools (see docs/development.md).
@@ -64,9 +65,10 @@ verify: generate manifests ## Fail when generated files are stale or code is not
 ##@ Tests
 
 .PHONY: lint
-lint: tools ## go vet and staticcheck (e2e files included).
+lint: tools ## go vet, staticcheck (e2e files included) and helm lint.
 	go vet -tags e2e ./...
 	$(STATICCHECK) -tags e2e ./...
+	$(HELM) lint --strict --kube-version $(KUBERNETES_VERSION:v%=%) charts/etcd-operator
 
 .PHONY: test-unit
 test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and etcd from the tools cache).
