@@ -76,7 +76,9 @@ test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and 
 
 .PHONY: test-e2e
 test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
-	go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) ./e2e/...
+	hack/e2e-deps.sh
+	LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager \
+		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) ./e2e/...
 
 .PHONY: test
 test: verify lint test-unit test-e2e ## Everything CI runs.
@@ -84,6 +86,16 @@ test: verify lint test-unit test-e2e ## Everything CI runs.
 .PHONY: bench
 bench: tools build ## Benchmarks (prints tables).
 	go test -run '^$$' -bench . -benchtime 1x -tags e2e ./e2e/... ./operator/...
+
+##@ Develop
+
+.PHONY: dev
+dev: tools build ## Local cluster + CRDs + operator + a sample 3-member EtcdCluster; Ctrl-C cleans up (root).
+	hack/dev.sh
+
+.PHONY: dev-down
+dev-down: ## Remove a local cluster left by an interrupted `make dev`.
+	bin/localcluster down --name $${DEV_CLUSTER_NAME:-dev}
 
 ##@ Build
 

@@ -1,0 +1,195 @@
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+const netnsDir = "/var/run/netns"
+
+// run executes a command and returns its error with the combined output.
+func run(ctx context.Context, name string, args ...string) error {
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// netnsSetupCommands is the topology of a fresh cluster netns: lo up, the bridge
+// with the gateway address, forwarding on (inside the netns only) and no ICMP
+// redirects (pods routed through the gateway must keep using it, for kube-proxy's NAT).
+func netnsSetupCommands(ns string) [][]string {
+	return [][]string{
+		{"ip", "-n", ns, "link", "set", "lo", "up"},
+		{"ip", "-n", ns, "link", "add", BridgeName, "type", "bridge"},
+		{"ip", "-n", ns, "addr", "add", GatewayIP + "/16", "dev", BridgeName},
+		{"ip", "-n", ns, "link", "set", BridgeName, "up"},
+		// Locally generated traffic to a ClusterIP needs a route before kube-proxy's DNAT applies.
+		{"ip", "-n", ns, "route", "add", ServiceCIDR, "dev", BridgeName, "src", GatewayIP},
+		{"ip", "netns", "exec", ns, "sh", "-c",
+			"echo 1 > /proc/sys/net/ipv4/ip_forward; " +
+				"echo 0 > /proc/sys/net/ipv4/conf/all/send_redirects; " +
+				"echo 0 > /proc/sys/net/ipv4/conf/" + BridgeName + "/send_redirects"},
+	}
+}
+
+// createClusterNetns creates lc-<cluster> with its bridge.
+func createClusterNetns(ctx context.Context, cluster string) error {
+	ns := NetnsName(cluster)
+	if err := run(ctx, "ip", "netns", "add", ns); err != nil {
+		return err
+	}
+	for _, c := range netnsSetupCommands(ns) {
+		if err := run(ctx, c[0], c[1:]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addNodeAddress puts node i's InternalIP on the bridge (idempotent).
+func addNodeAddress(ctx context.Context, cluster string, i int) error {
+	err := run(ctx, "ip", "-n", NetnsName(cluster), "addr", "replace", NodeIP(i)+"/16", "dev", BridgeName)
+	return err
+}
+
+// clusterNetnsNames lists the cluster netns and every pod netns of the cluster that exist.
+func clusterNetnsNames(cluster string) []string {
+	entries, _ := os.ReadDir(netnsDir)
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		if n == NetnsName(cluster) || strings.HasPrefix(n, PodNetnsPrefix(cluster)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// netnsInode identifies a named netns.
+func netnsInode(name string) (uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(netnsDir, name), &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// pidsInNetns lists the processes whose network namespace is one of names (like `ip netns pids`).
+func pidsInNetns(names []string) []int {
+	inodes := map[uint64]bool{}
+	for _, n := range names {
+		if ino, err := netnsInode(n); err == nil {
+			inodes[ino] = true
+		}
+	}
+	procs, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", p.Name(), "ns", "net"), &st) == nil && inodes[st.Ino] {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Dialer opens connections from inside a named network namespace.
+type Dialer struct {
+	Netns string
+}
+
+// DialContext dials addr (an IP literal and port) from inside the netns. The socket
+// is created on an OS thread switched into the netns and the thread switched back;
+// a socket keeps the netns it was created in.
+func (d Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		conn, err := d.dialLocked(ctx, network, addr)
+		ch <- result{conn, err}
+	}()
+	r := <-ch
+	return r.conn, r.err
+}
+
+func (d Dialer) dialLocked(ctx context.Context, network, addr string) (net.Conn, error) {
+	runtime.LockOSThread()
+	orig, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	defer orig.Close()
+	target, err := os.Open(filepath.Join(netnsDir, d.Netns))
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	defer target.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("setns %s: %w", d.Netns, err)
+	}
+	conn, dialErr := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
+		// The thread stays locked and dies with this goroutine: never reuse a thread in the wrong netns.
+		if conn != nil {
+			conn.Close()
+		}
+		return nil, fmt.Errorf("setns back: %w", err)
+	}
+	runtime.UnlockOSThread()
+	return conn, dialErr
+}
+
+// Resolver resolves names with the cluster's CoreDNS, reached inside the netns.
+func (d Dialer) Resolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, net.JoinHostPort(GatewayIP, "53"))
+	}}
+}
+
+// DialResolving dials host:port where host may be a cluster DNS name (e.g.
+// etcd-0.etcd.ns.svc.cluster.local), resolved by the cluster's CoreDNS.
+func (d Dialer) DialResolving(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if net.ParseIP(host) != nil {
+		return d.DialContext(ctx, network, addr)
+	}
+	ips, err := d.Resolver().LookupHost(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for _, ip := range ips {
+		conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip, port))
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}

@@ -1,0 +1,324 @@
+//go:build e2e
+
+// Package smoke proves the local cluster works without the operator: real etcd Pods
+// form a cluster, volumes behave, node failures evict, partitions are observable,
+// Jobs and garbage collection, ClusterIP Services and DNS.
+package smoke
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/e2e/localcluster"
+)
+
+func TestMain(m *testing.M) { framework.Main(m, framework.Options{}) }
+
+func etcdMemberPod(ns, cluster string, i int) *corev1.Pod {
+	host := func(j int) string { return fmt.Sprintf("etcd-%d.etcd.%s.svc.cluster.local", j, ns) }
+	var initial []string
+	for j := 0; j < 3; j++ {
+		initial = append(initial, fmt.Sprintf("etcd-%d=http://%s:2380", j, host(j)))
+	}
+	cmd := []string{"etcd", fmt.Sprintf("--name=etcd-%d", i), "--data-dir=/var/lib/etcd/data",
+		"--listen-client-urls=http://0.0.0.0:2379", "--advertise-client-urls=http://" + host(i) + ":2379",
+		"--listen-peer-urls=http://0.0.0.0:2380", "--initial-advertise-peer-urls=http://" + host(i) + ":2380",
+		"--initial-cluster=" + strings.Join(initial, ","), "--initial-cluster-token=smoke", "--initial-cluster-state=new"}
+	spec := podSpec(cluster, etcdImage, cmd,
+		[]corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/etcd"}},
+		[]corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}})
+	spec.Hostname, spec.Subdomain = fmt.Sprintf("etcd-%d", i), "etcd"
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("etcd-%d", i), Namespace: ns,
+		Labels: map[string]string{"app": "etcd"}}, Spec: spec}
+}
+
+// httpVia is an HTTP client that dials inside the cluster network.
+func httpVia(c *framework.Cluster) *http.Client {
+	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DialContext: c.DialContext, DisableKeepAlives: true}}
+}
+
+func getBody(client *http.Client, url string) (string, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+func TestEtcdClusterFromPods(t *testing.T) {
+	t.Parallel()
+	c := framework.Shared(t)
+	ctx := context.Background()
+	ns := newNamespace(t, c, "smoke-etcd")
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: ns},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
+			Selector: map[string]string{"app": "etcd"},
+			Ports:    []corev1.ServicePort{{Name: "client", Port: 2379}, {Name: "peer", Port: 2380}}}}
+	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		mustCreatePod(t, c, etcdMemberPod(ns, c.Name, i))
+	}
+	for i := 0; i < 3; i++ {
+		waitPodReady(t, c, ns, fmt.Sprintf("etcd-%d", i))
+	}
+	endpoints := fmt.Sprintf("--endpoints=http://etcd-0.etcd.%[1]s.svc.cluster.local:2379,http://etcd-1.etcd.%[1]s.svc.cluster.local:2379,http://etcd-2.etcd.%[1]s.svc.cluster.local:2379", ns)
+	waitFor(t, time.Minute, "3 healthy etcd members", func() (bool, error) {
+		out, _, err := c.Exec(ctx, ns, "etcd-0", "main", "etcdctl", endpoints, "endpoint", "health")
+		return err == nil && strings.Count(out, "is healthy") == 3, fmt.Errorf("%v: %s", err, out)
+	})
+	t.Logf("3-member etcd cluster healthy %s after creating its pods", time.Since(start).Round(time.Millisecond))
+
+	if out := exec(t, c, ns, "etcd-0", "etcdctl", "member", "list"); strings.Count(out, "started") != 3 {
+		t.Fatalf("member list: want 3 started members, got:\n%s", out)
+	}
+	exec(t, c, ns, "etcd-1", "etcdctl", "put", "smoke", "hello")
+	if out := exec(t, c, ns, "etcd-2", "etcdctl", "get", "--print-value-only", "smoke"); strings.TrimSpace(out) != "hello" {
+		t.Fatalf("get from another member = %q, want hello", out)
+	}
+
+	// The test process reaches a member by its DNS name through the cluster network.
+	client := httpVia(c)
+	member2 := fmt.Sprintf("http://etcd-2.etcd.%s.svc.cluster.local:2379/health", ns)
+	if body, err := getBody(client, member2); err != nil || !strings.Contains(body, `"health":"true"`) {
+		t.Fatalf("GET %s = %q, %v", member2, body, err)
+	}
+
+	t.Run("partition and heal", func(t *testing.T) {
+		if err := c.Partition(ctx, ns, "etcd-2"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "etcd-2 unreachable", func() (bool, error) {
+			_, err := getBody(client, member2)
+			return err != nil, nil
+		})
+		waitFor(t, 30*time.Second, "etcd-0 to see etcd-2 unhealthy", func() (bool, error) {
+			// endpoint health exits non-zero when any endpoint is unhealthy.
+			_, _, err := c.Exec(ctx, ns, "etcd-0", "main", "etcdctl", endpoints, "--command-timeout=2s", "endpoint", "health")
+			return err != nil, nil
+		})
+		if err := c.Heal(ctx, ns, "etcd-2"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "3 healthy members after heal", func() (bool, error) {
+			out, _, err := c.Exec(ctx, ns, "etcd-0", "main", "etcdctl", endpoints, "endpoint", "health")
+			return err == nil && strings.Count(out, "is healthy") == 3, nil
+		})
+	})
+}
+
+// dataPod runs sleep with a volume at /data.
+func dataPod(ns, cluster, name string, vol corev1.VolumeSource) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: podSpec(cluster, busyboxImage, []string{"sleep", "3600"},
+			[]corev1.VolumeMount{{Name: "data", MountPath: "/data"}}, []corev1.Volume{{Name: "data", VolumeSource: vol}})}
+}
+
+func TestVolumes(t *testing.T) {
+	t.Parallel()
+	c := framework.Shared(t)
+	ctx := context.Background()
+	ns := newNamespace(t, c, "smoke-volumes")
+
+	t.Run("PVC data survives pod recreation", func(t *testing.T) {
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+		if _, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		vol := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}
+		mustCreatePod(t, c, dataPod(ns, c.Name, "pvc-writer", vol))
+		waitPodReady(t, c, ns, "pvc-writer")
+		waitMounted(t, c, ns, "pvc-writer", "/data")
+		exec(t, c, ns, "pvc-writer", "sh", "-c", "echo persisted > /data/f")
+		deletePodAndWait(t, c, ns, "pvc-writer")
+		mustCreatePod(t, c, dataPod(ns, c.Name, "pvc-writer", vol))
+		waitPodReady(t, c, ns, "pvc-writer")
+		waitMounted(t, c, ns, "pvc-writer", "/data")
+		if out := exec(t, c, ns, "pvc-writer", "cat", "/data/f"); strings.TrimSpace(out) != "persisted" {
+			t.Fatalf("after recreation /data/f = %q, want persisted", out)
+		}
+	})
+
+	t.Run("memory emptyDir is tmpfs and starts empty", func(t *testing.T) {
+		vol := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}
+		mustCreatePod(t, c, dataPod(ns, c.Name, "mem", vol))
+		waitPodReady(t, c, ns, "mem")
+		waitMounted(t, c, ns, "mem", "/data")
+		if out := exec(t, c, ns, "mem", "sh", "-c", "grep ' /data ' /proc/mounts"); !strings.Contains(out, "tmpfs") {
+			t.Fatalf("/data is not tmpfs: %q", out)
+		}
+		exec(t, c, ns, "mem", "sh", "-c", "echo volatile > /data/f")
+		deletePodAndWait(t, c, ns, "mem")
+		mustCreatePod(t, c, dataPod(ns, c.Name, "mem", vol))
+		waitPodReady(t, c, ns, "mem")
+		waitMounted(t, c, ns, "mem", "/data")
+		if out := exec(t, c, ns, "mem", "sh", "-c", "cat /data/f 2>/dev/null || echo missing"); strings.TrimSpace(out) != "missing" {
+			t.Fatalf("tmpfs data survived pod recreation: %q", out)
+		}
+	})
+}
+
+func TestStoppedNodeIsEvicted(t *testing.T) {
+	t.Parallel()
+	c := framework.Shared(t)
+	ctx := context.Background()
+	ns := newNamespace(t, c, "smoke-node")
+	node := localcluster.NodeName(c.Name, faultNode)
+	pod := dataPod(ns, c.Name, "victim", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})
+	pod.Spec.Affinity = nil
+	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	mustCreatePod(t, c, pod)
+	waitPodReady(t, c, ns, "victim")
+
+	start := time.Now()
+	if err := c.StopNode(faultNode); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "node NotReady", func() (bool, error) {
+		n, err := c.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		return err == nil && !localcluster.NodeReady(n), err
+	})
+	t.Logf("node NotReady %s after stop", time.Since(start).Round(time.Millisecond))
+	// Taint-based eviction after the 30 s toleration: the pod is marked for deletion, or
+	// removed at once if the agent had reported it terminated before it went down.
+	waitFor(t, 2*time.Minute, "pod evicted", func() (bool, error) {
+		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			t.Logf("pod deleted %s after stop", time.Since(start).Round(time.Millisecond))
+			return true, nil
+		}
+		if err == nil && p.DeletionTimestamp != nil {
+			t.Logf("pod marked for deletion %s after stop", time.Since(start).Round(time.Millisecond))
+			return true, nil
+		}
+		return false, err
+	})
+
+	if err := c.StartNode(faultNode); err != nil {
+		t.Fatal(err)
+	}
+	// The restarted agent finds the pod marked for deletion and finishes it.
+	waitFor(t, time.Minute, "evicted pod removed by the restarted node", func() (bool, error) {
+		_, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
+		return err != nil, nil
+	})
+}
+
+func TestJobCompletesAndIsCollected(t *testing.T) {
+	t.Parallel()
+	c := framework.Shared(t)
+	ctx := context.Background()
+	ns := newNamespace(t, c, "smoke-job")
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](0), Template: corev1.PodTemplateSpec{
+			Spec: podSpec(c.Name, busyboxImage, []string{"sh", "-c", "echo done"}, nil, nil)}}}
+	job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if _, err := c.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "job complete", func() (bool, error) {
+		j, err := c.Kube.BatchV1().Jobs(ns).Get(ctx, "once", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range j.Status.Conditions {
+			if cond.Type == batchv1.JobComplete && cond.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("status %+v", j.Status)
+	})
+	pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=once"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("job pods: %v, %v", pods, err)
+	}
+	if err := c.Kube.BatchV1().Jobs(ns).Delete(ctx, "once", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "job pods garbage-collected", func() (bool, error) {
+		pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=once"})
+		return err == nil && len(pods.Items) == 0, err
+	})
+}
+
+func TestClusterIPService(t *testing.T) {
+	t.Parallel()
+	c := framework.Shared(t)
+	if c.State == nil {
+		t.Fatal("no state")
+	}
+	ctx := context.Background()
+	ns := newNamespace(t, c, "smoke-svc")
+	server := etcdMemberPod(ns, c.Name, 0)
+	server.Name, server.Labels = "kv", map[string]string{"app": "kv"}
+	server.Spec.Hostname, server.Spec.Subdomain = "", ""
+	server.Spec.Containers[0].Command = []string{"etcd", "--data-dir=/var/lib/etcd/data",
+		"--listen-client-urls=http://0.0.0.0:2379", "--advertise-client-urls=http://kv:2379"}
+	mustCreatePod(t, c, server)
+	clientPod := dataPod(ns, c.Name, "client", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})
+	clientPod.Spec.Containers[0].Image = etcdImage
+	mustCreatePod(t, c, clientPod)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "kv", Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "kv"},
+			Ports: []corev1.ServicePort{{Name: "client", Port: 12379, TargetPort: intstr.FromInt32(2379)}}}}
+	svc, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPodReady(t, c, ns, "kv")
+	waitPodReady(t, c, ns, "client")
+
+	url := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "12379") + "/health"
+	waitFor(t, time.Minute, "ClusterIP answers from the cluster netns", func() (bool, error) {
+		body, err := getBody(httpVia(c), url)
+		return err == nil && strings.Contains(body, `"health":"true"`), err
+	})
+	waitFor(t, time.Minute, "ClusterIP answers from a pod (by Service DNS name)", func() (bool, error) {
+		out, _, err := c.Exec(ctx, ns, "client", "main", "etcdctl",
+			"--endpoints=http://kv."+ns+".svc.cluster.local:12379", "endpoint", "health")
+		return err == nil && strings.Contains(out, "is healthy"), fmt.Errorf("%v: %s", err, out)
+	})
+}
+
+// BenchmarkUpDown measures a full local cluster (3 nodes) up to ready, and down.
+func BenchmarkUpDown(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		c, err := framework.StartCluster(context.Background(), framework.Options{Name: fmt.Sprintf("bench-%d-%d", os.Getpid()%100000, i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		up := time.Since(start)
+		start = time.Now()
+		if err := c.Down(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(up.Seconds(), "up-s")
+		b.ReportMetric(time.Since(start).Seconds(), "down-s")
+		for _, tm := range c.State.Timings {
+			b.Logf("  %-45s %s", tm.Phase, tm.Elapsed.Round(time.Millisecond))
+		}
+	}
+}
