@@ -78,7 +78,7 @@ test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and 
 test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
 	hack/e2e-deps.sh
 	LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager \
-		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) ./e2e/...
+		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) ./e2e/... ./operator/internal/e2e/...
 
 .PHONY: test
 test: verify lint test-unit test-e2e ## Everything CI runs.

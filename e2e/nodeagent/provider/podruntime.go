@@ -306,7 +306,7 @@ func (rt *podRuntime) snapshot() *corev1.Pod {
 	}
 	v := podView{
 		Phase: rt.phase, Reason: rt.reason, Message: rt.message, PodIP: rt.podIP, HostIP: rt.p.cfg.NodeIP,
-		NetworkReady: rt.networkReady, StartTime: rt.startTime,
+		NetworkReady: rt.networkReady, StartTime: rt.startTime, QOSClass: pod.Status.QOSClass,
 	}
 	for _, c := range rt.initCs {
 		v.InitContainers = append(v.InitContainers, c.view())

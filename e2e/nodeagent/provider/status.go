@@ -19,11 +19,14 @@ type containerView struct {
 
 // podView is the state of one pod as the status builder sees it.
 type podView struct {
-	Phase          corev1.PodPhase
-	Reason         string
-	Message        string
-	PodIP, HostIP  string
-	NetworkReady   bool
+	Phase         corev1.PodPhase
+	Reason        string
+	Message       string
+	PodIP, HostIP string
+	NetworkReady  bool
+	// QOSClass is what the apiserver computed at creation; the field is immutable, so echoing a
+	// different class would get every status update rejected.
+	QOSClass       corev1.PodQOSClass
 	StartTime      *metav1.Time
 	InitContainers []containerView
 	Containers     []containerView
@@ -53,7 +56,10 @@ func (c conditionClock) condition(t corev1.PodConditionType, ok bool, reason str
 func buildStatus(v podView, clock conditionClock, now time.Time) corev1.PodStatus {
 	st := corev1.PodStatus{
 		Phase: v.Phase, Reason: v.Reason, Message: v.Message,
-		HostIP: v.HostIP, StartTime: v.StartTime, QOSClass: corev1.PodQOSBestEffort,
+		HostIP: v.HostIP, StartTime: v.StartTime, QOSClass: v.QOSClass,
+	}
+	if st.QOSClass == "" {
+		st.QOSClass = corev1.PodQOSBestEffort
 	}
 	if v.HostIP != "" {
 		st.HostIPs = []corev1.HostIP{{IP: v.HostIP}}

@@ -87,3 +87,14 @@ func TestFinalPhase(t *testing.T) {
 		t.Fatal("wrong final phase")
 	}
 }
+
+// The apiserver rejects a status whose qosClass differs from the one it computed at creation.
+func TestBuildStatusKeepsQOSClass(t *testing.T) {
+	now := time.Now()
+	if got := buildStatus(podView{QOSClass: corev1.PodQOSBurstable}, conditionClock{}, now).QOSClass; got != corev1.PodQOSBurstable {
+		t.Fatalf("QOSClass = %q, want Burstable", got)
+	}
+	if got := buildStatus(podView{}, conditionClock{}, now).QOSClass; got != corev1.PodQOSBestEffort {
+		t.Fatalf("QOSClass = %q, want BestEffort when unknown", got)
+	}
+}

@@ -1,0 +1,134 @@
+// Command manager runs the etcd operator's controllers.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+)
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// LeaderElectionID is the Lease that elects the active replica.
+const LeaderElectionID = "etcd-operator.cozystack.io"
+
+type options struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+	watchNamespaces        string
+	clusterDomain          string
+	imageRepository        string
+	workers                int
+}
+
+func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active replica through the Lease "+LeaderElectionID)
+	fs.StringVar(&o.watchNamespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch; empty watches all")
+	fs.StringVar(&o.clusterDomain, "cluster-domain", "cluster.local", "the Kubernetes cluster DNS domain (for TLS names)")
+	fs.StringVar(&o.imageRepository, "etcd-image-repository", envOr("ETCD_IMAGE_REPOSITORY", v1alpha2.DefaultImageRepository),
+		"etcd image repository; the tag is v<spec.version>")
+	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "workers per controller")
+	zapOpts.BindFlags(fs)
+	return o, fs.Parse(args)
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// cacheOptions scopes the cache to the watched namespaces.
+func cacheOptions(watch string) cache.Options {
+	var opts cache.Options
+	for _, ns := range strings.Split(watch, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			if opts.DefaultNamespaces == nil {
+				opts.DefaultNamespaces = map[string]cache.Config{}
+			}
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	zapOpts := zap.Options{}
+	o, err := parseFlags(args, &zapOpts)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha2.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         o.leaderElect,
+		LeaderElectionID:       LeaderElectionID,
+		Cache:                  cacheOptions(o.watchNamespaces),
+	})
+	if err != nil {
+		return err
+	}
+	pool := etcd.NewPool()
+	defer pool.Close()
+	if err := Setup(mgr, pool, o); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// Setup registers both lifecycle controllers with a manager.
+func Setup(mgr ctrl.Manager, factory etcd.Factory, o options) error {
+	cluster := &etcdcluster.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
+		Etcd: factory, MaxConcurrentReconciles: o.workers,
+	}
+	if err := cluster.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	member := &etcdmember.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
+		Etcd: factory, ImageRepository: o.imageRepository, MaxConcurrentReconciles: o.workers,
+	}
+	return member.SetupWithManager(mgr)
+}

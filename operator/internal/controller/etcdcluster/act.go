@@ -1,0 +1,265 @@
+package etcdcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
+)
+
+var errNoEtcd = errors.New("etcd is not reachable")
+
+// act carries out the decided action. Every membership change gets an Event.
+func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
+	a := st.action
+	var err error
+	switch a.Kind {
+	case membership.None, membership.Wait, membership.AllMembersLost:
+		return nil
+	case membership.Bootstrap:
+		err = r.bootstrap(ctx, st)
+	case membership.AddMember:
+		err = r.addMember(ctx, st)
+	case membership.CompletePending:
+		err = r.completePending(ctx, st, st.memberByName(a.Member))
+	case membership.Promote:
+		err = r.promote(ctx, st, st.memberByName(a.Member), a.ID)
+	case membership.MoveLeader:
+		err = r.moveLeader(ctx, st, a)
+	case membership.RemoveMember, membership.ReplaceMember:
+		err = r.deleteMember(ctx, st, a)
+	case membership.RemoveStray:
+		err = r.removeStray(ctx, st, a.ID)
+	case membership.Park, membership.Wake:
+		err = r.setDormant(ctx, st, st.memberByName(a.Member), a.Kind == membership.Park)
+	default:
+		err = fmt.Errorf("unknown action %s", a.Kind)
+	}
+	st.acted = err == nil
+	return err
+}
+
+// newMember is a member created from the cluster's current template.
+func newMember(c *v1alpha2.EtcdCluster, token string, seed bool) *v1alpha2.EtcdMember {
+	s := c.Spec
+	return &v1alpha2.EtcdMember{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: c.Name + "-", Namespace: c.Namespace,
+			Labels:          resources.MergeMetadata(userLabels(s.AdditionalMetadata), resources.ClusterLabels(c.Name)),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, v1alpha2.GroupVersion.WithKind("EtcdCluster"))},
+		},
+		Spec: v1alpha2.EtcdMemberSpec{
+			ClusterName: c.Name, Version: s.Version, Storage: s.Storage, Resources: s.Resources,
+			AdditionalMetadata: s.AdditionalMetadata, Affinity: s.Affinity, TopologySpreadConstraints: s.TopologySpreadConstraints,
+			Options: s.Options, ImagePullSecrets: s.ImagePullSecrets, Bootstrap: seed, ClusterToken: token,
+			Replicas: ptr.To[int32](1), TLS: memberTLS(c), NodeSelector: s.NodeSelector, Tolerations: s.Tolerations,
+			PriorityClassName: s.PriorityClassName, ImageRepository: s.ImageRepository, Restore: seedRestore(c, seed),
+		},
+	}
+}
+
+func userLabels(a *v1alpha2.AdditionalMetadata) map[string]string {
+	if a == nil {
+		return nil
+	}
+	return a.Labels
+}
+
+func seedRestore(c *v1alpha2.EtcdCluster, seed bool) *v1alpha2.RestoreSpec {
+	if !seed || c.Spec.Bootstrap == nil {
+		return nil
+	}
+	return c.Spec.Bootstrap.Restore
+}
+
+// memberTLS passes the Secret names a member's Pod mounts (BYO Secrets only for now; the
+// cert-manager mode names its Secrets <cluster>-server-tls and <cluster>-peer-tls).
+func memberTLS(c *v1alpha2.EtcdCluster) *v1alpha2.MemberTLS {
+	t := c.Spec.TLS
+	if t == nil {
+		return nil
+	}
+	out := &v1alpha2.MemberTLS{}
+	if t.Client != nil {
+		out.ClientServerSecretRef = t.Client.ServerSecretRef
+		if t.Client.CertManager != nil {
+			out.ClientServerSecretRef = &corev1.LocalObjectReference{Name: c.Name + "-server-tls"}
+		}
+		out.ClientMTLS = t.Client.OperatorClientSecretRef != nil || (t.Client.CertManager != nil && t.Client.CertManager.OperatorClientIssuerRef != nil)
+	}
+	if t.Peer != nil {
+		out.PeerSecretRef = t.Peer.SecretRef
+		if t.Peer.CertManager != nil {
+			out.PeerSecretRef = &corev1.LocalObjectReference{Name: c.Name + "-peer-tls"}
+		}
+	}
+	return out
+}
+
+// bootstrap creates the seed (or finishes one created before a crash): create, mark voter,
+// then record an initial cluster of itself, after which the member controller starts its Pod.
+func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
+	m := st.memberByName(st.action.Member)
+	if m == nil {
+		m = newMember(st.cluster, st.status.ClusterToken, true)
+		if err := r.Client.Create(ctx, m); err != nil {
+			return err
+		}
+		r.event(st.cluster, corev1.EventTypeNormal, "SeedCreated", "Bootstrap", "created seed member %s", m.Name)
+	}
+	if err := r.patchMemberStatus(ctx, m, &v1alpha2.EtcdMemberStatus{IsVoter: true, MemberID: m.Status.MemberID, Version: m.Status.Version}); err != nil {
+		return err
+	}
+	return r.recordInitialCluster(ctx, m, m.Name+"="+resources.PeerURL(m))
+}
+
+// addMember creates a pending member and registers it right away; were the operator to stop
+// in between, the next pass finds the pending member and completes it.
+func (r *Reconciler) addMember(ctx context.Context, st *clusterState) error {
+	m := newMember(st.cluster, st.status.ClusterToken, false)
+	if err := r.Client.Create(ctx, m); err != nil {
+		return err
+	}
+	r.event(st.cluster, corev1.EventTypeNormal, "MemberCreated", "ScaleUp", "created member %s", m.Name)
+	return r.completePending(ctx, st, m)
+}
+
+// completePending: MemberAddAsLearner (unless etcd already has the peer URL), record the ID,
+// then record the initial cluster taken from etcd's own member list.
+func (r *Reconciler) completePending(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember) error {
+	cli, err := st.etcdClient()
+	if err != nil || m == nil {
+		return errors.Join(err, errMissing(m))
+	}
+	list, err := cli.MemberList(ctx)
+	if err != nil {
+		return err
+	}
+	added, ok := topology.FindInList(m, list.Members)
+	if !ok {
+		if added, err = cli.MemberAddAsLearner(ctx, resources.PeerURL(m)); err != nil {
+			return fmt.Errorf("MemberAddAsLearner %s: %w", m.Name, err)
+		}
+		list.Members = append(list.Members, added)
+		r.event(st.cluster, corev1.EventTypeNormal, "MemberAdded", "ScaleUp", "added %s to etcd as learner %s", m.Name, etcd.FormatID(added.ID))
+	}
+	if err := r.patchMemberStatus(ctx, m, &v1alpha2.EtcdMemberStatus{MemberID: etcd.FormatID(added.ID), Version: m.Status.Version}); err != nil {
+		return err
+	}
+	return r.recordInitialCluster(ctx, m, initialCluster(st, m, added.ID, list.Members))
+}
+
+// initialCluster lists etcd's members as name=peerURL, sorted, naming the new member (which
+// has not started, so etcd does not know its name yet) after its EtcdMember.
+func initialCluster(st *clusterState, m *v1alpha2.EtcdMember, newID uint64, list []etcd.Member) string {
+	var entries []string
+	for _, e := range list {
+		name := e.Name
+		if e.ID == newID {
+			name = m.Name
+		}
+		for _, u := range e.PeerURLs {
+			entries = append(entries, name+"="+u)
+		}
+	}
+	slices.Sort(entries)
+	return strings.Join(entries, ",")
+}
+
+func (r *Reconciler) recordInitialCluster(ctx context.Context, m *v1alpha2.EtcdMember, ic string) error {
+	if m.Spec.InitialCluster == ic {
+		return nil
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.InitialCluster = ic
+	return r.Client.Patch(ctx, m, patch)
+}
+
+func (r *Reconciler) promote(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember, id uint64) error {
+	cli, err := st.etcdClient()
+	if err != nil || m == nil {
+		return errors.Join(err, errMissing(m))
+	}
+	if err := cli.MemberPromote(ctx, id); err != nil && !etcd.IsNotLearner(err) {
+		return fmt.Errorf("MemberPromote %s: %w", m.Name, err)
+	}
+	r.event(st.cluster, corev1.EventTypeNormal, "MemberPromoted", "ScaleUp", "promoted %s (%s) to voter", m.Name, etcd.FormatID(id))
+	return r.patchMemberStatus(ctx, m, &v1alpha2.EtcdMemberStatus{MemberID: etcd.FormatID(id), IsVoter: true, Version: m.Status.Version})
+}
+
+func (r *Reconciler) moveLeader(ctx context.Context, st *clusterState, a membership.Action) error {
+	cli, err := st.etcdClient()
+	if err != nil {
+		return err
+	}
+	if err := cli.MoveLeader(ctx, a.Target); err != nil {
+		return fmt.Errorf("MoveLeader to %s: %w", etcd.FormatID(a.Target), err)
+	}
+	r.event(st.cluster, corev1.EventTypeNormal, "LeaderMoved", "MoveLeader", "%s", a.Message)
+	return nil
+}
+
+// deleteMember deletes the EtcdMember; its finalizer calls MemberRemove and its PVC follows.
+func (r *Reconciler) deleteMember(ctx context.Context, st *clusterState, a membership.Action) error {
+	m := st.memberByName(a.Member)
+	if m == nil {
+		return errMissing(m)
+	}
+	if err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	if a.Kind == membership.ReplaceMember {
+		r.event(st.cluster, corev1.EventTypeWarning, v1alpha2.ReasonReplacing, "ReplaceMember", "replacing member %s: %s", m.Name, a.Message)
+		return nil
+	}
+	r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonScalingDown, "ScaleDown", "removing member %s", m.Name)
+	return nil
+}
+
+func (r *Reconciler) removeStray(ctx context.Context, st *clusterState, id uint64) error {
+	cli, err := st.etcdClient()
+	if err != nil {
+		return err
+	}
+	if err := cli.MemberRemove(ctx, id); err != nil && !etcd.IsMemberNotFound(err) {
+		return fmt.Errorf("MemberRemove stray %s: %w", etcd.FormatID(id), err)
+	}
+	r.event(st.cluster, corev1.EventTypeWarning, "StrayMemberRemoved", "RemoveMember", "removed etcd member %s that no EtcdMember stands for", etcd.FormatID(id))
+	return nil
+}
+
+func (r *Reconciler) setDormant(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember, dormant bool) error {
+	if m == nil {
+		return errMissing(m)
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.Dormant = dormant
+	if err := r.Client.Patch(ctx, m, patch); err != nil {
+		return err
+	}
+	if dormant {
+		r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonPaused, "Pause", "paused: member %s parked, PVC %s kept", m.Name, resources.PVCName(m.Name))
+	} else {
+		r.event(st.cluster, corev1.EventTypeNormal, "Resumed", "Resume", "resuming member %s with its data", m.Name)
+	}
+	return nil
+}
+
+func errMissing(m *v1alpha2.EtcdMember) error {
+	if m == nil {
+		return errors.New("the member chosen for the action is gone")
+	}
+	return nil
+}

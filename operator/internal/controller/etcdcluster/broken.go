@@ -1,0 +1,58 @@
+package etcdcluster
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
+)
+
+// CrashLoopRestarts is how many restarts (none of them out-of-memory kills) mark a member
+// whose data the etcd process cannot start from.
+const CrashLoopRestarts = 5
+
+// nodeReadiness tells since when a node has been NotReady; ok=false means it is Ready or unknown.
+type nodeReadiness func(node string) (since time.Time, notReady bool)
+
+// brokenReason says why a member must be replaced, or "" when it need not. It is pure.
+func brokenReason(m *v1alpha2.EtcdMember, pod *corev1.Pod, node nodeReadiness, grace time.Duration, now time.Time) string {
+	memory := m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory
+	if memory && m.Status.PodUID != "" && !m.Spec.Dormant &&
+		(pod == nil || string(pod.UID) != m.Status.PodUID || podTerminal(pod)) {
+		return membership.DataLostPrefix + "the tmpfs member's Pod is gone"
+	}
+	if pod == nil || !pod.DeletionTimestamp.IsZero() {
+		return ""
+	}
+	if memory && pod.Spec.NodeName != "" && node != nil {
+		if since, notReady := node(pod.Spec.NodeName); notReady && now.Sub(since) >= grace {
+			return fmt.Sprintf("node %s has been NotReady since %s", pod.Spec.NodeName, since.UTC().Format(time.RFC3339))
+		}
+	}
+	if n, ok := crashLooping(pod); ok {
+		return fmt.Sprintf("etcd has restarted %d times without becoming ready (data lost or corrupt?)", n)
+	}
+	return ""
+}
+
+func crashLooping(pod *corev1.Pod) (int32, bool) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != "etcd" || cs.Ready || cs.RestartCount < CrashLoopRestarts {
+			continue
+		}
+		if oomKilled(cs.State.Terminated) || oomKilled(cs.LastTerminationState.Terminated) {
+			return 0, false // out of memory is a sizing problem, not lost data
+		}
+		return cs.RestartCount, true
+	}
+	return 0, false
+}
+
+func oomKilled(t *corev1.ContainerStateTerminated) bool { return t != nil && t.Reason == "OOMKilled" }
+
+func podTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}

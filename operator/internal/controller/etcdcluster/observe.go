@@ -1,0 +1,167 @@
+package etcdcluster
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
+)
+
+// statusTimeout bounds one member's Status call, so a dead member does not stall the pass.
+const statusTimeout = 2 * time.Second
+
+// etcdView is what etcd said this pass. list is nil when the member list could not be read.
+type etcdView struct {
+	client   etcd.Client
+	list     *etcd.MemberList
+	statuses map[uint64]etcd.EndpointStatus
+	leader   uint64
+	err      error
+}
+
+func (r *Reconciler) loadMembers(ctx context.Context, st *clusterState) error {
+	members, err := topology.ListMembers(ctx, r.Client, st.cluster.Namespace, st.cluster.Name, st.cluster.UID)
+	if err != nil {
+		return err
+	}
+	st.members = members
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(st.cluster.Namespace),
+		client.MatchingLabels(resources.ClusterSelector(st.cluster.Name))); err != nil {
+		return err
+	}
+	st.pods = map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		st.pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+	return nil
+}
+
+// observeEtcd reads the member list and every registered member's status. Failures are part
+// of the observation (the cluster may be down), not errors of the pass.
+func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
+	target := topology.Target(st.cluster.Namespace, st.cluster.Name, st.members)
+	if len(target.Endpoints) == 0 {
+		return nil
+	}
+	cli, err := r.Etcd.Client(ctx, target)
+	if err != nil {
+		st.etcd.err = err
+		return nil
+	}
+	st.etcd.client = cli
+	list, err := cli.MemberList(ctx)
+	if err != nil {
+		st.etcd.err = err
+		return nil
+	}
+	st.etcd.list = &list
+	st.etcd.statuses = memberStatuses(ctx, cli, list.Members)
+	for _, s := range st.etcd.statuses {
+		if s.Leader != 0 {
+			st.etcd.leader = s.Leader
+			break
+		}
+	}
+	return nil
+}
+
+// memberStatuses asks every member with a client URL for its status, concurrently.
+func memberStatuses(ctx context.Context, cli etcd.Client, members []etcd.Member) map[uint64]etcd.EndpointStatus {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[uint64]etcd.EndpointStatus{}
+	for _, m := range members {
+		if len(m.ClientURLs) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, statusTimeout)
+			defer cancel()
+			s, err := cli.Status(cctx, m.ClientURLs[0])
+			if err != nil || len(s.Errors) > 0 {
+				return
+			}
+			mu.Lock()
+			out[m.ID] = s
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// discover latches the cluster ID once the seed has formed a one-member cluster by itself.
+func (r *Reconciler) discover(_ context.Context, st *clusterState) error {
+	if st.status.ClusterID != "" || st.etcd.list == nil || len(st.etcd.list.Members) != 1 {
+		return nil
+	}
+	for i := range st.members {
+		m := &st.members[i]
+		if !m.Spec.Bootstrap {
+			continue
+		}
+		if _, ok := topology.FindInList(m, st.etcd.list.Members); ok {
+			st.status.ClusterID = etcd.FormatID(st.etcd.list.ClusterID)
+			r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonClusterDiscovered, "Bootstrap",
+				"etcd cluster %s formed by seed %s", st.status.ClusterID, m.Name)
+		}
+	}
+	return nil
+}
+
+// syncMemberStatus records on each member what etcd says about it: ID, voter, running version.
+func (r *Reconciler) syncMemberStatus(ctx context.Context, st *clusterState) error {
+	if st.etcd.list == nil {
+		return nil
+	}
+	for i := range st.members {
+		m := &st.members[i]
+		found, ok := topology.FindInList(m, st.etcd.list.Members)
+		if !ok || !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		want := m.Status.DeepCopy()
+		want.MemberID, want.IsVoter = etcd.FormatID(found.ID), !found.IsLearner
+		if s, ok := st.etcd.statuses[found.ID]; ok && s.Version != "" {
+			want.Version = s.Version
+		}
+		if err := r.patchMemberStatus(ctx, m, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) patchMemberStatus(ctx context.Context, m *v1alpha2.EtcdMember, want *v1alpha2.EtcdMemberStatus) error {
+	if want.MemberID == m.Status.MemberID && want.IsVoter == m.Status.IsVoter && want.Version == m.Status.Version {
+		return nil
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Status.MemberID, m.Status.IsVoter, m.Status.Version = want.MemberID, want.IsVoter, want.Version
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, m, patch))
+}
+
+// liveVoters counts running members that are voters: the PDB's anchor.
+func (st *clusterState) liveVoters() int32 {
+	var n int32
+	for i := range st.members {
+		m := &st.members[i]
+		if m.Status.IsVoter && !m.Spec.Dormant && m.DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+func memberReady(m *v1alpha2.EtcdMember) bool {
+	return meta.IsStatusConditionTrue(m.Status.Conditions, v1alpha2.ConditionReady)
+}

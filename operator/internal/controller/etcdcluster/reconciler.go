@@ -1,0 +1,125 @@
+// Package etcdcluster reconciles EtcdClusters: Services, PodDisruptionBudget, bootstrap and
+// discovery, one membership change at a time (decided by package membership), and status.
+package etcdcluster
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/backoff"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
+)
+
+// Reconciler reconciles EtcdClusters.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Etcd     etcd.Factory
+	// NodeGracePeriod is how long a tmpfs member's node may be NotReady before the member is
+	// replaced. Zero means DefaultNodeGracePeriod.
+	NodeGracePeriod         time.Duration
+	MaxConcurrentReconciles int
+
+	once    sync.Once
+	backoff *backoff.Tracker
+}
+
+// DefaultNodeGracePeriod is shorter than the 5-minute default eviction of Pods from a NotReady
+// node: a tmpfs member's data cannot outlive its node, so waiting longer only prolongs the gap.
+const DefaultNodeGracePeriod = 90 * time.Second
+
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller. Only spec changes of the cluster trigger it (its
+// own status writes do not); any change of an owned member, Service or PDB does.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.NodeGracePeriod == 0 {
+		r.NodeGracePeriod = DefaultNodeGracePeriod
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha2.EtcdCluster{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&v1alpha2.EtcdMember{}).
+		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		Named("etcdcluster").
+		Complete(r)
+}
+
+// Reconcile runs the cluster's steps in order. Each step reads and extends the state; a step
+// that fails stops the pass (status is still written so the failure is visible).
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	c := &v1alpha2.EtcdCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
+		r.Etcd.Forget(req.String())
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !c.DeletionTimestamp.IsZero() {
+		r.Etcd.Forget(topology.Key(c.Namespace, c.Name))
+		return reconcile.Result{}, nil // owner references cascade; member finalizers skip etcd
+	}
+	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
+	for _, step := range []func(context.Context, *clusterState) error{
+		r.latchToken, r.ensureServices, r.loadMembers, r.observeEtcd, r.discover,
+		r.syncMemberStatus, r.ensurePDB, r.decide, r.act,
+	} {
+		if err := step(ctx, st); err != nil {
+			st.err = err
+			break
+		}
+	}
+	return r.finish(ctx, st)
+}
+
+// clusterState is what one pass learned and decided.
+type clusterState struct {
+	cluster *v1alpha2.EtcdCluster
+	status  *v1alpha2.EtcdClusterStatus // the status being computed
+	members []v1alpha2.EtcdMember
+	pods    map[string]*corev1.Pod
+	etcd    etcdView
+	obs     membership.Observed
+	action  membership.Action
+	// acted: a membership change was made this pass.
+	acted bool
+	err   error
+}
+
+func (r *Reconciler) event(obj client.Object, eventType, reason, action, format string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, nil, eventType, reason, action, format, args...)
+	}
+}
+
+func key(c *v1alpha2.EtcdCluster) string { return topology.Key(c.Namespace, c.Name) }
+
+// retries is the reconciler's back-off tracker, created on first use.
+func (r *Reconciler) retries() *backoff.Tracker {
+	r.once.Do(func() { r.backoff = backoff.New(500*time.Millisecond, 30*time.Second) })
+	return r.backoff
+}

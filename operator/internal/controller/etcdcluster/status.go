@@ -1,0 +1,261 @@
+package etcdcluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// actedRequeue is how soon a pass follows a membership change that no watch reports (etcd
+// state such as a promotion or a leader move).
+const actedRequeue = time.Second
+
+// finish emits events, writes status when it changed, and picks when to look again: soon
+// after a change, with back-off while waiting on etcd, never in steady state.
+func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Result, error) {
+	c := st.cluster
+	if c.Status.ObservedGeneration != c.Generation {
+		r.warnEvenReplicas(c)
+	}
+	if st.action.Kind == membership.AllMembersLost && !meta.IsStatusConditionPresentAndEqual(c.Status.Conditions, v1alpha2.ConditionAvailable, metav1.ConditionFalse) {
+		r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonAllMembersLost, "Heal", "%s", st.action.Message)
+	}
+	computeStatus(st, time.Now())
+	if err := r.writeStatus(ctx, c, st.status); err != nil {
+		return reconcile.Result{}, err
+	}
+	switch {
+	case st.err != nil && etcd.IsRetryable(st.err):
+		d := r.retries().Next(key(c))
+		log.FromContext(ctx).Info("etcd asked to retry later", "after", d, "reason", st.err.Error())
+		return reconcile.Result{RequeueAfter: d}, nil
+	case st.err != nil:
+		r.event(c, corev1.EventTypeWarning, "ReconcileFailed", string(st.action.Kind), "%s: %v", st.action.Kind, st.err)
+		return reconcile.Result{}, st.err
+	case st.acted:
+		r.retries().Reset(key(c))
+		return reconcile.Result{RequeueAfter: actedRequeue}, nil
+	case st.action.Kind == membership.Wait:
+		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
+	}
+	r.retries().Reset(key(c))
+	return reconcile.Result{}, nil
+}
+
+func (r *Reconciler) warnEvenReplicas(c *v1alpha2.EtcdCluster) {
+	n := resources.DesiredReplicas(c)
+	if n > 0 && n%2 == 0 {
+		r.event(c, corev1.EventTypeWarning, "EvenReplicas", "Validate",
+			"replicas=%d tolerates %d failed member(s), the same as %d members; an odd count is recommended", n, (n-1)/2, n-1)
+	}
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, c *v1alpha2.EtcdCluster, want *v1alpha2.EtcdClusterStatus) error {
+	if equality.Semantic.DeepEqual(&c.Status, want) {
+		return nil
+	}
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Status = *want
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, c, patch))
+}
+
+// computeStatus fills st.status from the pass; it is pure apart from the clock it is given.
+func computeStatus(st *clusterState, now time.Time) {
+	s, c := st.status, st.cluster
+	trackDeadline(st, now)
+	s.ObservedGeneration = c.Generation
+	s.Selector = resources.SelectorString(c.Name)
+	s.ReadyMembers, s.BrokenMembers = 0, 0
+	for i := range st.members {
+		m := &st.members[i]
+		if !m.Spec.Dormant && m.DeletionTimestamp.IsZero() && memberReady(m) {
+			s.ReadyMembers++
+		}
+	}
+	for _, m := range st.obs.Members {
+		if m.Broken != "" && !m.Deleting {
+			s.BrokenMembers++
+		}
+	}
+	s.Members = clusterMemberStatuses(st)
+	if st.etcd.list != nil {
+		s.LeaderID = ""
+		if st.etcd.leader != 0 {
+			s.LeaderID = etcd.FormatID(st.etcd.leader)
+		}
+	}
+	for _, cond := range conditions(st, now) {
+		cond.ObservedGeneration = c.Generation
+		meta.SetStatusCondition(&s.Conditions, cond)
+	}
+}
+
+// clusterMemberStatuses is status.members: every member that is not leaving, by name.
+func clusterMemberStatuses(st *clusterState) []v1alpha2.ClusterMemberStatus {
+	var out []v1alpha2.ClusterMemberStatus
+	for i, om := range st.obs.Members {
+		m := &st.members[i]
+		if om.Deleting {
+			continue
+		}
+		ms := v1alpha2.ClusterMemberStatus{Name: m.Name, ID: m.Status.MemberID, Version: m.Status.Version, Ready: memberReady(m)}
+		switch {
+		case !om.InEtcd:
+		case om.IsLearner:
+			ms.Role = v1alpha2.MemberRoleLearner
+		case om.IsLeader:
+			ms.Role = v1alpha2.MemberRoleLeader
+		default:
+			ms.Role = v1alpha2.MemberRoleFollower
+		}
+		if om.ID != 0 {
+			ms.ID = etcd.FormatID(om.ID)
+		}
+		out = append(out, ms)
+	}
+	slices.SortFunc(out, func(a, b v1alpha2.ClusterMemberStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// conditions returns Available, Progressing and Degraded for the pass.
+func conditions(st *clusterState, now time.Time) []metav1.Condition {
+	avail, degraded := health(st)
+	prog := progressing(st)
+	if d := st.status.ProgressDeadline; prog.Status == metav1.ConditionTrue && d != nil && now.After(d.Time) {
+		prog = cond(v1alpha2.ConditionProgressing, false, v1alpha2.ReasonDeadlineExceeded,
+			"no progress since %s (still trying): %s", d.UTC().Format(time.RFC3339), prog.Message)
+	}
+	return []metav1.Condition{avail, prog, degraded}
+}
+
+// trackDeadline starts spec.progressDeadlineSeconds when a change begins (or the spec changes)
+// and clears it once the cluster is where it should be. Unlike the public operator, an expired
+// deadline is reported, not terminal: the operator keeps working toward the target.
+func trackDeadline(st *clusterState, now time.Time) {
+	s, c := st.status, st.cluster
+	settled := st.action.Kind == membership.None || st.action.Kind == membership.AllMembersLost
+	switch {
+	case settled:
+		s.ProgressDeadline = nil
+	case s.ProgressDeadline == nil || s.ObservedGeneration != c.Generation:
+		secs := int32(v1alpha2.DefaultProgressDeadlineSeconds)
+		if c.Spec.ProgressDeadlineSeconds != nil {
+			secs = *c.Spec.ProgressDeadlineSeconds
+		}
+		s.ProgressDeadline = &metav1.Time{Time: now.Add(time.Duration(secs) * time.Second).Truncate(time.Second)}
+	}
+}
+
+func cond(t string, ok bool, reason, format string, args ...any) metav1.Condition {
+	s := metav1.ConditionFalse
+	if ok {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// health is Available and Degraded, which read the same facts.
+func health(st *clusterState) (metav1.Condition, metav1.Condition) {
+	const av, dg = v1alpha2.ConditionAvailable, v1alpha2.ConditionDegraded
+	o := st.obs
+	switch {
+	case st.action.Kind == membership.AllMembersLost:
+		return cond(av, false, v1alpha2.ReasonAllMembersLost, "%s", st.action.Message),
+			cond(dg, true, v1alpha2.ReasonAllMembersLost, "%s", st.action.Message)
+	case o.Desired == 0 && !o.Formed:
+		return cond(av, false, v1alpha2.ReasonPaused, "replicas is 0; the cluster was never bootstrapped, no data written"),
+			cond(dg, false, v1alpha2.ReasonPaused, "paused")
+	case o.Desired == 0 && len(running(o)) == 0:
+		return cond(av, false, v1alpha2.ReasonPaused, "paused; data kept in %s", pausedPVCs(st)),
+			cond(dg, false, v1alpha2.ReasonPaused, "paused")
+	case !o.Formed:
+		return cond(av, false, v1alpha2.ReasonBootstrapping, "waiting for the seed member to form the cluster"),
+			cond(dg, false, v1alpha2.ReasonBootstrapping, "bootstrapping")
+	case !o.Reachable:
+		return cond(av, false, v1alpha2.ReasonClusterUnreachable, "etcd's member list cannot be read"),
+			cond(dg, true, v1alpha2.ReasonClusterUnreachable, "etcd's member list cannot be read")
+	}
+	voters, ready, unhealthy := 0, 0, []string(nil)
+	for _, m := range running(o) {
+		if m.InEtcd && !m.IsLearner {
+			voters++
+			if m.Ready && m.Healthy {
+				ready++
+			}
+		}
+		if m.Broken != "" || (!m.Pending && !m.IsLearner && !(m.Ready && m.Healthy)) {
+			unhealthy = append(unhealthy, m.Name)
+		}
+	}
+	switch {
+	case voters > 0 && ready == voters && len(unhealthy) == 0:
+		return cond(av, true, v1alpha2.ReasonQuorumHealthy, "%d of %d voters ready", ready, voters),
+			cond(dg, false, v1alpha2.ReasonQuorumHealthy, "all members healthy")
+	case ready >= voters/2+1:
+		return cond(av, true, v1alpha2.ReasonQuorumAvailable, "%d of %d voters ready", ready, voters),
+			cond(dg, true, v1alpha2.ReasonMembersUnhealthy, "unhealthy: %s", strings.Join(unhealthy, ", "))
+	}
+	return cond(av, false, v1alpha2.ReasonQuorumLost, "%d of %d voters ready", ready, voters),
+		cond(dg, true, v1alpha2.ReasonQuorumLost, "unhealthy: %s", strings.Join(unhealthy, ", "))
+}
+
+func progressing(st *clusterState) metav1.Condition {
+	const pr = v1alpha2.ConditionProgressing
+	a := st.action
+	if st.err != nil && !etcd.IsRetryable(st.err) {
+		return cond(pr, true, "ActionFailed", "%s failed: %v", a.Kind, st.err)
+	}
+	switch a.Kind {
+	case membership.None:
+		if a.Reason == v1alpha2.ReasonPaused {
+			return cond(pr, false, v1alpha2.ReasonPaused, "paused")
+		}
+		return cond(pr, false, v1alpha2.ReasonReconciled, "%d members as desired", st.obs.Desired)
+	case membership.AllMembersLost:
+		return cond(pr, false, v1alpha2.ReasonAllMembersLost, "%s", a.Message)
+	case membership.Bootstrap:
+		return cond(pr, true, v1alpha2.ReasonBootstrapping, "bootstrapping the seed member")
+	case membership.AddMember, membership.CompletePending, membership.Promote, membership.Wake:
+		return cond(pr, true, v1alpha2.ReasonScalingUp, "%s %s", a.Kind, a.Member)
+	case membership.RemoveMember, membership.Park, membership.MoveLeader:
+		return cond(pr, true, v1alpha2.ReasonScalingDown, "%s %s", a.Kind, a.Member)
+	case membership.ReplaceMember, membership.RemoveStray:
+		return cond(pr, true, v1alpha2.ReasonReplacing, "%s", a.Message)
+	}
+	return cond(pr, true, a.Reason, "%s", a.Message)
+}
+
+func running(o membership.Observed) []membership.Member {
+	var out []membership.Member
+	for _, m := range o.Members {
+		if !m.Dormant && !m.Deleting {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func pausedPVCs(st *clusterState) string {
+	var names []string
+	for i := range st.members {
+		if st.members[i].Spec.Dormant {
+			names = append(names, "PVC "+resources.PVCName(st.members[i].Name))
+		}
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,124 @@
+package etcdcluster
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
+)
+
+func TestConditions(t *testing.T) {
+	voter := func(name string, ok bool) membership.Member {
+		return membership.Member{Name: name, InEtcd: true, ID: uint64(len(name)), Ready: ok, Healthy: ok}
+	}
+	none := membership.Action{Kind: membership.None, Reason: "Reconciled"}
+	formed := func(desired int32, ms ...membership.Member) membership.Observed {
+		return membership.Observed{Desired: desired, Formed: true, Reachable: true, Members: ms}
+	}
+	cases := []struct {
+		name                         string
+		obs                          membership.Observed
+		action                       membership.Action
+		avail, progress, degraded    string // reasons
+		availTrue, progTrue, degTrue bool
+	}{
+		{"healthy", formed(3, voter("a", true), voter("b", true), voter("c", true)), none,
+			v1alpha2.ReasonQuorumHealthy, v1alpha2.ReasonReconciled, v1alpha2.ReasonQuorumHealthy, true, false, false},
+		{"one down", formed(3, voter("a", true), voter("b", true), voter("c", false)), none,
+			v1alpha2.ReasonQuorumAvailable, v1alpha2.ReasonReconciled, v1alpha2.ReasonMembersUnhealthy, true, false, true},
+		{"quorum lost", formed(3, voter("a", true), voter("b", false), voter("c", false)), membership.Action{Kind: membership.Wait, Reason: "QuorumGate"},
+			v1alpha2.ReasonQuorumLost, "QuorumGate", v1alpha2.ReasonQuorumLost, false, true, true},
+		{"all lost", formed(3), membership.Action{Kind: membership.AllMembersLost, Reason: "AllMembersLost", Message: "gone"},
+			v1alpha2.ReasonAllMembersLost, v1alpha2.ReasonAllMembersLost, v1alpha2.ReasonAllMembersLost, false, false, true},
+		{"never bootstrapped", membership.Observed{Desired: 0}, membership.Action{Kind: membership.None, Reason: "Paused"},
+			v1alpha2.ReasonPaused, v1alpha2.ReasonPaused, v1alpha2.ReasonPaused, false, false, false},
+		{"scaling up", formed(3, voter("a", true)), membership.Action{Kind: membership.AddMember},
+			v1alpha2.ReasonQuorumHealthy, v1alpha2.ReasonScalingUp, v1alpha2.ReasonQuorumHealthy, true, true, false},
+		{"unreachable", membership.Observed{Desired: 3, Formed: true, Members: []membership.Member{voter("a", false)}},
+			membership.Action{Kind: membership.Wait, Reason: "ClusterUnreachable"},
+			v1alpha2.ReasonClusterUnreachable, "ClusterUnreachable", v1alpha2.ReasonClusterUnreachable, false, true, true},
+	}
+	for _, tc := range cases {
+		st := &clusterState{
+			cluster: &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 4},
+				Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To(tc.obs.Desired)}},
+			status: &v1alpha2.EtcdClusterStatus{}, obs: tc.obs, action: tc.action,
+		}
+		if tc.obs.Reachable {
+			st.etcd.list = &etcd.MemberList{}
+		}
+		for _, m := range tc.obs.Members {
+			st.members = append(st.members, v1alpha2.EtcdMember{ObjectMeta: metav1.ObjectMeta{Name: m.Name}})
+		}
+		computeStatus(st, time.Now())
+		check := func(typ, reason string, want bool) {
+			for _, c := range st.status.Conditions {
+				if c.Type == typ {
+					if c.Reason != reason || (c.Status == metav1.ConditionTrue) != want || c.ObservedGeneration != 4 {
+						t.Errorf("%s: %s = %s/%s (gen %d), want %v/%s", tc.name, typ, c.Status, c.Reason, c.ObservedGeneration, want, reason)
+					}
+					return
+				}
+			}
+			t.Errorf("%s: no %s condition", tc.name, typ)
+		}
+		check(v1alpha2.ConditionAvailable, tc.avail, tc.availTrue)
+		check(v1alpha2.ConditionProgressing, tc.progress, tc.progTrue)
+		check(v1alpha2.ConditionDegraded, tc.degraded, tc.degTrue)
+	}
+}
+
+func TestComputeStatusIsStable(t *testing.T) {
+	st := &clusterState{
+		cluster: &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 1}},
+		status:  &v1alpha2.EtcdClusterStatus{},
+		obs: membership.Observed{Desired: 1, Formed: true, Reachable: true,
+			Members: []membership.Member{{Name: "a", InEtcd: true, ID: 7, IsLeader: true, Ready: true, Healthy: true}}},
+		action: membership.Action{Kind: membership.None},
+		etcd:   etcdView{list: &etcd.MemberList{}, leader: 7},
+	}
+	st.members = []v1alpha2.EtcdMember{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}}
+	computeStatus(st, time.Now())
+	first := st.status.DeepCopy()
+	computeStatus(st, time.Now())
+	if !equalStatus(first, st.status) {
+		t.Errorf("a second pass over the same facts changed status:\n%+v\n%+v", first, st.status)
+	}
+	if first.Members[0].Role != v1alpha2.MemberRoleLeader || first.LeaderID != etcd.FormatID(7) || first.Selector == "" {
+		t.Errorf("status %+v", first)
+	}
+}
+
+func equalStatus(a, b *v1alpha2.EtcdClusterStatus) bool { return equality.Semantic.DeepEqual(a, b) }
+
+func TestProgressDeadline(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	st := &clusterState{
+		cluster: &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 1},
+			Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3), ProgressDeadlineSeconds: ptr.To[int32](60)}},
+		status: &v1alpha2.EtcdClusterStatus{},
+		obs:    membership.Observed{Desired: 3, Formed: true, Reachable: true},
+		action: membership.Action{Kind: membership.Wait, Reason: "LearnerCatchingUp", Message: "catching up"},
+	}
+	computeStatus(st, now)
+	if st.status.ProgressDeadline == nil || !st.status.ProgressDeadline.Time.Equal(now.Add(time.Minute)) {
+		t.Fatalf("deadline %v", st.status.ProgressDeadline)
+	}
+	computeStatus(st, now.Add(2*time.Minute))
+	c := meta.FindStatusCondition(st.status.Conditions, v1alpha2.ConditionProgressing)
+	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha2.ReasonDeadlineExceeded {
+		t.Errorf("past the deadline: %+v", c)
+	}
+	st.action = membership.Action{Kind: membership.None}
+	computeStatus(st, now.Add(3*time.Minute))
+	if st.status.ProgressDeadline != nil {
+		t.Error("a settled cluster has no deadline")
+	}
+}

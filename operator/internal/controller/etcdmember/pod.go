@@ -1,0 +1,173 @@
+package etcdmember
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// loadPod reads the member's Pod and notices when a tmpfs member's data is gone: its recorded
+// Pod disappeared, was replaced, or ended (a terminal Pod's emptyDir is not reused).
+func (r *Reconciler) loadPod(ctx context.Context, st *memberState) (bool, error) {
+	m := st.member
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		pod = nil
+	case err != nil:
+		return false, err
+	case !metav1.IsControlledBy(pod, m):
+		return false, fmt.Errorf("pod %s/%s exists but is not controlled by member uid %s", pod.Namespace, pod.Name, m.UID)
+	}
+	st.pod = pod
+	if m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory && m.Status.PodUID != "" {
+		st.dataLost = pod == nil || string(pod.UID) != m.Status.PodUID || terminal(pod)
+	}
+	return false, nil
+}
+
+// park deletes a dormant member's Pod; its PVC and identity stay for the resume.
+func (r *Reconciler) park(ctx context.Context, st *memberState) (bool, error) {
+	if !st.member.Spec.Dormant {
+		return false, nil
+	}
+	st.waiting = "member is dormant (cluster paused)"
+	if st.pod == nil {
+		return true, nil
+	}
+	if err := r.deletePod(ctx, st.pod); err != nil {
+		return true, err
+	}
+	r.event(st.member, corev1.EventTypeNormal, "MemberParked", "DeletePod", "deleted Pod %s; PVC %s kept for resume", st.pod.Name, resources.PVCName(st.member.Name))
+	st.pod = nil
+	return true, nil
+}
+
+func (r *Reconciler) ensurePVC(ctx context.Context, st *memberState) (bool, error) {
+	want := resources.PVC(st.member)
+	if want == nil {
+		return false, nil
+	}
+	got := &corev1.PersistentVolumeClaim{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), got)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, want); err != nil {
+			return true, ignoreGoingAway(err)
+		}
+		r.event(st.member, corev1.EventTypeNormal, "PVCCreated", "CreatePVC", "created PVC %s", want.Name)
+		return false, nil
+	case err != nil:
+		return false, err
+	case !metav1.IsControlledBy(got, st.member):
+		return false, fmt.Errorf("PVC %s exists but is not controlled by member uid %s", got.Name, st.member.UID)
+	}
+	return false, nil
+}
+
+// waitForRegistration: no Pod before the member is in etcd (the cluster controller records
+// spec.initialCluster after MemberAddAsLearner), so a Pod never starts unannounced.
+func (r *Reconciler) waitForRegistration(_ context.Context, st *memberState) (bool, error) {
+	if st.member.Spec.InitialCluster != "" {
+		return false, nil
+	}
+	st.waiting = "waiting to be added to etcd"
+	return true, nil
+}
+
+// replaceTerminalPod deletes a Pod that ended (Succeeded after a graceful node shutdown, or
+// Failed); a bare Pod never restarts by itself. The next pass creates a fresh one.
+func (r *Reconciler) replaceTerminalPod(ctx context.Context, st *memberState) (bool, error) {
+	if st.pod == nil || !terminal(st.pod) || st.dataLost {
+		return false, nil
+	}
+	if err := r.deletePod(ctx, st.pod); err != nil {
+		return true, err
+	}
+	r.event(st.member, corev1.EventTypeWarning, "PodTerminated", "DeletePod", "Pod %s ended in phase %s; recreating it", st.pod.Name, st.pod.Status.Phase)
+	st.pod, st.waiting = nil, "recreating terminated Pod"
+	return true, nil
+}
+
+func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, error) {
+	switch {
+	case st.dataLost:
+		st.waiting = "tmpfs data lost with the Pod; waiting for the cluster to replace this member"
+		return true, nil
+	case st.pod != nil && !st.pod.DeletionTimestamp.IsZero():
+		st.waiting = "Pod is terminating"
+		return true, nil
+	case st.pod != nil:
+		return false, nil
+	}
+	pod := resources.Pod(st.member, resources.PodOptions{
+		ImageRepository: r.ImageRepository, ClusterFormed: st.cluster.Status.ClusterID != "",
+	})
+	if err := r.Client.Create(ctx, pod); err != nil {
+		return true, ignoreGoingAway(client.IgnoreAlreadyExists(err))
+	}
+	r.event(st.member, corev1.EventTypeNormal, "PodCreated", "CreatePod", "created Pod %s", pod.Name)
+	st.pod = pod
+	return false, nil
+}
+
+// syncPodLabels keeps the role=voter label in step with etcd (the PDB selects on it).
+func (r *Reconciler) syncPodLabels(ctx context.Context, st *memberState) (bool, error) {
+	if st.pod == nil {
+		return false, nil
+	}
+	want := resources.MemberLabels(st.member.Spec.ClusterName, st.member.Name, st.member.Status.IsVoter)
+	labels := maps.Clone(st.pod.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, want)
+	if !st.member.Status.IsVoter {
+		delete(labels, v1alpha2.LabelRole)
+	}
+	if maps.Equal(labels, st.pod.Labels) {
+		return false, nil
+	}
+	patch := client.MergeFrom(st.pod.DeepCopy())
+	st.pod.Labels = labels
+	return false, r.Client.Patch(ctx, st.pod, patch)
+}
+
+func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	return client.IgnoreNotFound(err)
+}
+
+func terminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func podReady(pod *corev1.Pod) bool {
+	if pod == nil || !pod.DeletionTimestamp.IsZero() {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ignoreGoingAway drops the refusal to create objects in a terminating namespace: the member
+// itself is about to be deleted, and retrying only fills the log.
+func ignoreGoingAway(err error) error {
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,128 @@
+// Package etcdmember reconciles one EtcdMember: its finalizer (MemberRemove on scale-down), its
+// PVC, its Pod (recreated when deleted or terminal) and its status.
+package etcdmember
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/backoff"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+)
+
+// Reconciler reconciles EtcdMembers.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Etcd     etcd.Factory
+	// ImageRepository is the operator-wide etcd image repository.
+	ImageRepository string
+	// MaxConcurrentReconciles is the number of workers.
+	MaxConcurrentReconciles int
+
+	once    sync.Once
+	backoff *backoff.Tracker
+}
+
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers/finalizers,verbs=update
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller: EtcdMembers, and the Pods and PVCs they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha2.EtcdMember{}).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		Named("etcdmember").
+		Complete(r)
+}
+
+// Reconcile runs the member's steps in order; each returns done=true when the rest must wait.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	m := &v1alpha2.EtcdMember{}
+	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !m.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, m)
+	}
+	if added, err := r.ensureFinalizer(ctx, m); err != nil || added {
+		return reconcile.Result{}, err
+	}
+	cluster, err := r.parentCluster(ctx, m)
+	if err != nil || cluster == nil {
+		return reconcile.Result{}, err // gone: garbage collection removes the member
+	}
+	st := &memberState{member: m, cluster: cluster}
+	for _, step := range []func(context.Context, *memberState) (bool, error){
+		r.loadPod, r.park, r.ensurePVC, r.waitForRegistration, r.replaceTerminalPod, r.ensurePod, r.syncPodLabels,
+	} {
+		done, err := step(ctx, st)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if done {
+			break
+		}
+	}
+	return r.updateStatus(ctx, st)
+}
+
+// memberState is what one reconcile learned, threaded through the steps.
+type memberState struct {
+	member  *v1alpha2.EtcdMember
+	cluster *v1alpha2.EtcdCluster
+	pod     *corev1.Pod
+	// dataLost: a tmpfs member's Pod is gone or was replaced; its data went with it.
+	dataLost bool
+	waiting  string
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, m *v1alpha2.EtcdMember) (bool, error) {
+	if controllerutil.ContainsFinalizer(m, v1alpha2.MemberCleanupFinalizer) {
+		return false, nil
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	controllerutil.AddFinalizer(m, v1alpha2.MemberCleanupFinalizer)
+	return true, r.Client.Patch(ctx, m, patch)
+}
+
+// parentCluster returns the member's cluster, or nil when it is gone or being deleted.
+func (r *Reconciler) parentCluster(ctx context.Context, m *v1alpha2.EtcdMember) (*v1alpha2.EtcdCluster, error) {
+	c := &v1alpha2.EtcdCluster{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName}, c)
+	if apierrors.IsNotFound(err) || (err == nil && !c.DeletionTimestamp.IsZero()) {
+		return nil, nil
+	}
+	return c, err
+}
+
+func (r *Reconciler) event(obj *v1alpha2.EtcdMember, eventType, reason, action, format string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, nil, eventType, reason, action, format, args...)
+	}
+}
+
+// retries is the reconciler's back-off tracker, created on first use.
+func (r *Reconciler) retries() *backoff.Tracker {
+	r.once.Do(func() { r.backoff = backoff.New(500*time.Millisecond, 30*time.Second) })
+	return r.backoff
+}

@@ -1,0 +1,83 @@
+package etcdmember
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// updateStatus writes the fields this controller owns (Pod, PVC, selector, conditions) and only
+// when they changed. memberID, isVoter and version belong to the cluster controller.
+func (r *Reconciler) updateStatus(ctx context.Context, st *memberState) (reconcile.Result, error) {
+	m := st.member
+	want := m.Status.DeepCopy()
+	computeStatus(want, st)
+	if equality.Semantic.DeepEqual(&m.Status, want) {
+		return reconcile.Result{}, nil
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Status = *want
+	return reconcile.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, m, patch))
+}
+
+// computeStatus is the pure part of updateStatus.
+func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
+	m := st.member
+	s.Selector = resources.MemberSelectorString(m.Spec.ClusterName, m.Name)
+	s.PVCName = ""
+	if m.Spec.Storage.Medium != v1alpha2.StorageMediumMemory {
+		s.PVCName = resources.PVCName(m.Name)
+	}
+	s.PodName, s.Replicas = "", 0
+	if st.pod != nil {
+		s.PodName, s.Replicas = st.pod.Name, 1
+	}
+	// A tmpfs member keeps the UID of the Pod that held its data, so the loss stays visible.
+	if !st.dataLost {
+		s.PodUID = ""
+		if st.pod != nil && st.pod.UID != "" {
+			s.PodUID = string(st.pod.UID)
+		}
+	}
+	meta.SetStatusCondition(&s.Conditions, readyCondition(st, s.MemberID))
+	meta.SetStatusCondition(&s.Conditions, versionCondition(m, s.Version))
+	for i := range s.Conditions {
+		s.Conditions[i].ObservedGeneration = m.Generation
+	}
+}
+
+func readyCondition(st *memberState, memberID string) metav1.Condition {
+	c := metav1.Condition{Type: v1alpha2.ConditionReady, Status: metav1.ConditionFalse}
+	switch {
+	case st.member.Spec.Dormant:
+		c.Reason, c.Message = v1alpha2.ReasonPaused, st.waiting
+	case podReady(st.pod) && memberID == "":
+		c.Reason, c.Message = v1alpha2.ReasonDiscoveringMemberID, "Pod is ready; waiting for etcd's member ID"
+	case podReady(st.pod):
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha2.ReasonPodReady, "etcd is serving"
+	case st.waiting != "":
+		c.Reason, c.Message = v1alpha2.ReasonPodNotReady, st.waiting
+	case st.pod == nil:
+		c.Reason, c.Message = v1alpha2.ReasonPodNotReady, "no Pod"
+	default:
+		c.Reason, c.Message = v1alpha2.ReasonPodNotReady, fmt.Sprintf("Pod is %s and not ready", st.pod.Status.Phase)
+	}
+	return c
+}
+
+func versionCondition(m *v1alpha2.EtcdMember, running string) metav1.Condition {
+	if running != "" && running != m.Spec.Version {
+		return metav1.Condition{Type: v1alpha2.ConditionVersionDrifted, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonVersionMismatch,
+			Message: fmt.Sprintf("running %s, spec says %s", running, m.Spec.Version)}
+	}
+	return metav1.Condition{Type: v1alpha2.ConditionVersionDrifted, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonVersionMatched,
+		Message: "running version matches spec (or is not known yet)"}
+}

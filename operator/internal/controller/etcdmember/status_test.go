@@ -1,0 +1,61 @@
+package etcdmember
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+func readyPod(uid string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m", UID: typesUID(uid)}, Status: corev1.PodStatus{
+		Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+}
+
+func TestComputeStatus(t *testing.T) {
+	cases := []struct {
+		name     string
+		st       memberState
+		memberID string
+		ready    bool
+		reason   string
+		podUID   string
+		replicas int32
+	}{
+		{"serving", memberState{pod: readyPod("u1")}, "abc", true, v1alpha2.ReasonPodReady, "u1", 1},
+		{"no ID yet", memberState{pod: readyPod("u1")}, "", false, v1alpha2.ReasonDiscoveringMemberID, "u1", 1},
+		{"pending", memberState{waiting: "waiting to be added to etcd"}, "", false, v1alpha2.ReasonPodNotReady, "", 0},
+		{"tmpfs data lost keeps the old UID", memberState{dataLost: true, waiting: "lost"}, "abc", false, v1alpha2.ReasonPodNotReady, "old", 0},
+	}
+	for _, tc := range cases {
+		m := &v1alpha2.EtcdMember{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 2},
+			Spec:   v1alpha2.EtcdMemberSpec{ClusterName: "c", Version: "3.6.16"},
+			Status: v1alpha2.EtcdMemberStatus{MemberID: tc.memberID, PodUID: "old"}}
+		tc.st.member = m
+		s := m.Status.DeepCopy()
+		computeStatus(s, &tc.st)
+		c := meta.FindStatusCondition(s.Conditions, v1alpha2.ConditionReady)
+		if (c.Status == metav1.ConditionTrue) != tc.ready || c.Reason != tc.reason || c.ObservedGeneration != 2 {
+			t.Errorf("%s: Ready %s/%s gen %d", tc.name, c.Status, c.Reason, c.ObservedGeneration)
+		}
+		if s.PodUID != tc.podUID || s.Replicas != tc.replicas || s.PVCName != "data-m" || s.Selector == "" {
+			t.Errorf("%s: status %+v", tc.name, s)
+		}
+	}
+}
+
+func TestVersionDrift(t *testing.T) {
+	m := &v1alpha2.EtcdMember{Spec: v1alpha2.EtcdMemberSpec{Version: "3.6.16"}}
+	if c := versionCondition(m, "3.5.35"); c.Status != metav1.ConditionTrue || c.Reason != v1alpha2.ReasonVersionMismatch {
+		t.Errorf("drift: %+v", c)
+	}
+	if c := versionCondition(m, "3.6.16"); c.Status != metav1.ConditionFalse {
+		t.Errorf("match: %+v", c)
+	}
+}
+
+func typesUID(s string) types.UID { return types.UID(s) }

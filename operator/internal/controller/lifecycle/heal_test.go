@@ -1,0 +1,103 @@
+package lifecycle
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
+)
+
+// TestEtcdRefusalsAreRetried: etcd refuses the first adds ("unhealthy cluster", as for ~5 s
+// after start) and the first promotes ("not in sync"); the operator backs off and gets there
+// without reporting a failure.
+func TestEtcdRefusalsAreRetried(t *testing.T) {
+	ns := newNamespace(t)
+	newCluster(t, ns, "busy", 1)
+	waitFor(t, ns, "one healthy member", converged(t, ns, "busy", 1))
+	fc := fakeEtcd.Cluster(topology.Key(ns, "busy"))
+	fc.Refuse("add", rpctypes.ErrUnhealthy, rpctypes.ErrUnhealthy, rpctypes.ErrUnhealthy)
+	fc.Refuse("promote", rpctypes.ErrMemberLearnerNotReady, rpctypes.ErrMemberLearnerNotReady)
+	scale(t, ns, "busy", 3)
+	waitFor(t, ns, "three healthy members", converged(t, ns, "busy", 3))
+	assertOneStepAtATime(t, fc.Ops())
+	var evs corev1.EventList
+	if err := k8s.List(context.Background(), &evs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		if e.Reason == "ReconcileFailed" {
+			t.Errorf("a retryable refusal was reported as a failure: %s", e.Message)
+		}
+	}
+}
+
+// TestTmpfsPodLossReplacesMember: a memory-backed member whose Pod is gone lost its data; it is
+// removed from etcd and a fresh learner takes its place, while the other two keep quorum.
+func TestTmpfsPodLossReplacesMember(t *testing.T) {
+	ns := newNamespace(t)
+	c := &v1alpha2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "mem", Namespace: ns},
+		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3), Version: "3.6.16",
+			Storage: v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("64Mi")}},
+	}
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "three healthy members", converged(t, ns, "mem", 3))
+	all := members(t, ns, "mem")
+	victim := all[slices.IndexFunc(all, func(m v1alpha2.EtcdMember) bool { return !m.Spec.Bootstrap })]
+	if err := k8s.Delete(context.Background(), pod(t, ns, victim.Name)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "the member replaced", func() bool {
+		ms := members(t, ns, "mem")
+		return !slices.ContainsFunc(ms, func(m v1alpha2.EtcdMember) bool { return m.Name == victim.Name }) &&
+			converged(t, ns, "mem", 3)()
+	})
+	fc := fakeEtcd.Cluster(topology.Key(ns, "mem"))
+	if !slices.Contains(fc.Ops(), "remove "+victim.Name) {
+		t.Errorf("the lost member must be removed from etcd: %v", fc.Ops())
+	}
+	if pod(t, ns, victim.Name) != nil {
+		t.Error("a tmpfs member's lost Pod must not be recreated over empty data")
+	}
+	assertOneStepAtATime(t, fc.Ops())
+}
+
+// TestAllMembersLostIsTerminal: the only member of a tmpfs cluster loses its Pod, so no copy of
+// the data is left. The cluster says so (AllMembersLost) instead of a stale Available, and the
+// member is not silently re-bootstrapped empty.
+func TestAllMembersLostIsTerminal(t *testing.T) {
+	ns := newNamespace(t)
+	c := &v1alpha2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "lost", Namespace: ns},
+		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](1), Version: "3.6.16",
+			Storage: v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("64Mi")}},
+	}
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "one healthy member", converged(t, ns, "lost", 1))
+	only := members(t, ns, "lost")[0]
+	if err := k8s.Delete(context.Background(), pod(t, ns, only.Name)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "AllMembersLost", func() bool {
+		got := getCluster(t, ns, "lost")
+		avail := meta.FindStatusCondition(got.Status.Conditions, v1alpha2.ConditionAvailable)
+		return avail != nil && avail.Status == metav1.ConditionFalse && avail.Reason == v1alpha2.ReasonAllMembersLost
+	})
+	if pod(t, ns, only.Name) != nil {
+		t.Error("the lost member's Pod must not be recreated over empty data")
+	}
+}

@@ -1,0 +1,117 @@
+package lifecycle
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
+)
+
+func isConflictOrGone(err error) bool { return apierrors.IsConflict(err) || apierrors.IsNotFound(err) }
+
+func getCluster(t *testing.T, ns, name string) *v1alpha2.EtcdCluster {
+	t.Helper()
+	c := &v1alpha2.EtcdCluster{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func members(t *testing.T, ns, cluster string) []v1alpha2.EtcdMember {
+	t.Helper()
+	ms, err := topology.ListMembers(context.Background(), k8s, ns, cluster, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func pod(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func pdb(t *testing.T, ns, name string) *policyv1.PodDisruptionBudget {
+	t.Helper()
+	p := &policyv1.PodDisruptionBudget{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// converged: the cluster reports n ready members, Available=True/QuorumHealthy and nothing
+// in progress, and etcd has exactly n voters.
+func converged(t *testing.T, ns, name string, n int) func() bool {
+	return func() bool {
+		c := getCluster(t, ns, name)
+		avail := meta.FindStatusCondition(c.Status.Conditions, v1alpha2.ConditionAvailable)
+		prog := meta.FindStatusCondition(c.Status.Conditions, v1alpha2.ConditionProgressing)
+		return c.Status.ReadyMembers == int32(n) && avail != nil && avail.Reason == v1alpha2.ReasonQuorumHealthy &&
+			prog != nil && prog.Status == "False" && voters(fakeEtcd.Cluster(topology.Key(ns, name))) == n &&
+			len(members(t, ns, name)) == n
+	}
+}
+
+func voters(c *etcd.FakeCluster) int {
+	n := 0
+	for _, m := range c.Members() {
+		if !m.IsLearner {
+			n++
+		}
+	}
+	return n
+}
+
+// assertOneStepAtATime checks the fake's log: every add is followed by its promote before the
+// next add, and nothing else happens in between.
+func assertOneStepAtATime(t *testing.T, ops []string) {
+	t.Helper()
+	pendingLearner := ""
+	for _, op := range ops {
+		verb, name, _ := strings.Cut(op, " ")
+		switch verb {
+		case "add":
+			if pendingLearner != "" {
+				t.Fatalf("added %s while learner %s was not promoted: %v", name, pendingLearner, ops)
+			}
+			pendingLearner = name
+		case "promote":
+			if name != pendingLearner {
+				t.Fatalf("promoted %s, expected %s: %v", name, pendingLearner, ops)
+			}
+			pendingLearner = ""
+		default:
+			if pendingLearner != "" {
+				t.Fatalf("%s while learner %s was not promoted: %v", op, pendingLearner, ops)
+			}
+		}
+	}
+}
+
+func count(ops []string, verb string) int {
+	return len(slices.DeleteFunc(slices.Clone(ops), func(op string) bool { return !strings.HasPrefix(op, verb+" ") }))
+}

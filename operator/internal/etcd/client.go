@@ -1,0 +1,76 @@
+// Package etcd is the operator's only door to etcd's cluster API. Controllers talk to the small
+// Client interface; a Pool keeps one real clientv3 client per EtcdCluster, and a Fake stands in
+// for it in unit and envtest tests.
+package etcd
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+)
+
+// Member is one entry of etcd's member list.
+type Member struct {
+	ID         uint64
+	Name       string
+	PeerURLs   []string
+	ClientURLs []string
+	IsLearner  bool
+}
+
+// MemberList is etcd's member list plus the cluster ID from the response header.
+type MemberList struct {
+	ClusterID uint64
+	Members   []Member
+}
+
+// EndpointStatus is what one member reports about itself (Maintenance.Status).
+type EndpointStatus struct {
+	MemberID         uint64
+	Leader           uint64
+	Version          string
+	RaftIndex        uint64
+	RaftAppliedIndex uint64
+	IsLearner        bool
+	Errors           []string
+}
+
+// Client is the subset of etcd's API the lifecycle controllers need.
+type Client interface {
+	MemberList(ctx context.Context) (MemberList, error)
+	MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error)
+	MemberPromote(ctx context.Context, id uint64) error
+	MemberRemove(ctx context.Context, id uint64) error
+	Status(ctx context.Context, endpoint string) (EndpointStatus, error)
+	MoveLeader(ctx context.Context, transfereeID uint64) error
+	Close() error
+}
+
+// Target says how to reach one cluster. Key identifies the cluster (namespace/name) in a pool.
+type Target struct {
+	Key       string
+	Endpoints []string
+	// TLS and credentials are hooks for the TLS/auth issue; nil and empty mean plaintext and
+	// anonymous. Changing them rebuilds the pooled client like an endpoint change does.
+	TLS      *tls.Config
+	Username string
+	Password string
+}
+
+// Factory hands out clients for clusters. Forget drops a cluster's cached client.
+type Factory interface {
+	Client(ctx context.Context, target Target) (Client, error)
+	Forget(key string)
+}
+
+// FormatID renders an etcd ID the way etcdctl does, as 16 hex digits.
+func FormatID(id uint64) string { return fmt.Sprintf("%016x", id) }
+
+// ParseID is the inverse of FormatID; it returns 0 for an empty or malformed string.
+func ParseID(s string) uint64 {
+	var id uint64
+	if _, err := fmt.Sscanf(s, "%x", &id); err != nil {
+		return 0
+	}
+	return id
+}

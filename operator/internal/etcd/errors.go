@@ -1,0 +1,63 @@
+package etcd
+
+import (
+	"errors"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/status"
+)
+
+// IsUnhealthyCluster reports etcd's strict-reconfiguration refusal ("unhealthy cluster"), which
+// a freshly started cluster returns for about five seconds. Retry later.
+func IsUnhealthyCluster(err error) bool { return is(err, rpctypes.ErrGRPCUnhealthy) }
+
+// IsLearnerNotInSync reports that a promote came before the learner caught up. Retry later.
+func IsLearnerNotInSync(err error) bool { return is(err, rpctypes.ErrGRPCLearnerNotReady) }
+
+// IsMemberNotFound reports that the member ID is not (or no longer) in the cluster.
+func IsMemberNotFound(err error) bool { return is(err, rpctypes.ErrGRPCMemberNotFound) }
+
+// IsNotLearner reports a promote of a member that is already a voter.
+func IsNotLearner(err error) bool { return is(err, rpctypes.ErrGRPCMemberNotLearner) }
+
+// IsTooManyLearners reports that etcd already has its one allowed learner.
+func IsTooManyLearners(err error) bool { return is(err, rpctypes.ErrGRPCTooManyLearners) }
+
+// IsAlreadyRegistered reports a MemberAdd of a member etcd already has: its peer URL, or the
+// ID etcd derives from it, exists.
+func IsAlreadyRegistered(err error) bool {
+	return is(err, rpctypes.ErrGRPCPeerURLExist) || is(err, rpctypes.ErrGRPCMemberExist)
+}
+
+// IsRetryable reports the errors that mean "the cluster is busy, ask again shortly": the ones
+// above that clear by themselves, plus leader elections and not enough started members.
+func IsRetryable(err error) bool {
+	for _, e := range []error{
+		rpctypes.ErrGRPCUnhealthy, rpctypes.ErrGRPCLearnerNotReady, rpctypes.ErrGRPCTooManyLearners,
+		rpctypes.ErrGRPCNoLeader, rpctypes.ErrGRPCLeaderChanged, rpctypes.ErrGRPCMemberNotEnoughStarted,
+		rpctypes.ErrGRPCNotLeader, rpctypes.ErrGRPCTimeout, rpctypes.ErrGRPCTimeoutDueToLeaderFail,
+		rpctypes.ErrGRPCTimeoutDueToConnectionLost,
+	} {
+		if is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// is matches err against one of etcd's gRPC errors whether it arrives as clientv3's typed
+// EtcdError, as a raw gRPC status, or wrapped in either.
+func is(err, grpcErr error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, rpctypes.Error(grpcErr)) {
+		return true
+	}
+	var withStatus interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &withStatus) {
+		return false
+	}
+	got, want := withStatus.GRPCStatus(), status.Convert(grpcErr)
+	return got.Code() == want.Code() && got.Message() == want.Message()
+}

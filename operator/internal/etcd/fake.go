@@ -1,0 +1,268 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+)
+
+// FakeFactory is an in-memory etcd for tests: one FakeCluster per key, formed by its seed the
+// first time a client is requested (as if the seed's Pod had started), with etcd's own errors.
+type FakeFactory struct {
+	mu       sync.Mutex
+	clusters map[string]*FakeCluster
+	// Version is reported by Status for every member.
+	Version string
+	// Alive, when set, says whether a member's process runs (by member name). Only a live seed
+	// forms its cluster and only live members answer Status, as with real Pods.
+	Alive func(name string) bool
+}
+
+var _ Factory = (*FakeFactory)(nil)
+
+// NewFakeFactory returns a fake with no clusters.
+func NewFakeFactory() *FakeFactory {
+	return &FakeFactory{clusters: map[string]*FakeCluster{}, Version: "3.6.16"}
+}
+
+// Cluster returns (creating if needed) the fake cluster for key.
+func (f *FakeFactory) Cluster(key string) *FakeCluster {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.clusters[key]
+	if !ok {
+		c = &FakeCluster{clusterID: uint64(len(f.clusters)+1) << 32, version: f.Version, refusals: map[string][]error{}, alive: f.Alive}
+		f.clusters[key] = c
+	}
+	return c
+}
+
+// Client implements Factory. An empty cluster is formed by the member behind the first endpoint.
+func (f *FakeFactory) Client(_ context.Context, t Target) (Client, error) {
+	if len(t.Endpoints) == 0 {
+		return nil, fmt.Errorf("etcd cluster %s: no endpoints", t.Key)
+	}
+	c := f.Cluster(t.Key)
+	c.formFrom(t.Endpoints[0])
+	return c, nil
+}
+
+// Forget implements Factory.
+func (f *FakeFactory) Forget(string) {}
+
+// FakeCluster is one simulated etcd cluster. It implements Client.
+type FakeCluster struct {
+	mu        sync.Mutex
+	clusterID uint64
+	nextID    uint64
+	leader    uint64
+	version   string
+	members   []Member
+	ops       []string
+	refusals  map[string][]error
+	down      map[uint64]bool
+	alive     func(name string) bool
+}
+
+// Refuse makes the next calls of op ("add", "promote", "remove", "list", "status", "move")
+// fail with errs, one per call, in order.
+func (c *FakeCluster) Refuse(op string, errs ...error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refusals[op] = append(c.refusals[op], errs...)
+}
+
+// SetDown makes Status fail for a member, as if its process were gone.
+func (c *FakeCluster) SetDown(id uint64, down bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.down == nil {
+		c.down = map[uint64]bool{}
+	}
+	c.down[id] = down
+}
+
+// Ops is the log of successful membership changes, e.g. "add m-2", "promote m-2", "remove m-1".
+func (c *FakeCluster) Ops() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ops)
+}
+
+// Members is a copy of the current membership.
+func (c *FakeCluster) Members() []Member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.members)
+}
+
+// Leader is the current leader's ID.
+func (c *FakeCluster) Leader() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leader
+}
+
+// RemoveMemberBehindOperator drops a member as if someone ran etcdctl member remove.
+func (c *FakeCluster) RemoveMemberBehindOperator(id uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.remove(id)
+}
+
+func (c *FakeCluster) formFrom(clientURL string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := hostLabel(clientURL)
+	if len(c.members) > 0 || (c.alive != nil && !c.alive(name)) {
+		return
+	}
+	peer := strings.Replace(clientURL, ":2379", ":2380", 1)
+	c.nextID++
+	m := Member{ID: c.clusterID + c.nextID, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{clientURL}}
+	c.members = append(c.members, m)
+	c.leader = m.ID
+	c.ops = append(c.ops, "bootstrap "+name)
+}
+
+func (c *FakeCluster) refused(op string) error {
+	errs := c.refusals[op]
+	if len(errs) == 0 {
+		return nil
+	}
+	c.refusals[op] = errs[1:]
+	return errs[0]
+}
+
+func (c *FakeCluster) MemberList(context.Context) (MemberList, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("list"); err != nil {
+		return MemberList{}, err
+	}
+	if len(c.members) == 0 {
+		return MemberList{}, fmt.Errorf("fake etcd: no member is serving yet")
+	}
+	return MemberList{ClusterID: c.clusterID, Members: slices.Clone(c.members)}, nil
+}
+
+func (c *FakeCluster) MemberAddAsLearner(_ context.Context, peerURL string) (Member, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("add"); err != nil {
+		return Member{}, err
+	}
+	for _, m := range c.members {
+		if slices.Contains(m.PeerURLs, peerURL) {
+			return Member{}, rpctypes.ErrPeerURLExist
+		}
+		if m.IsLearner {
+			return Member{}, rpctypes.ErrTooManyLearners
+		}
+	}
+	c.nextID++
+	name := hostLabel(peerURL)
+	m := Member{ID: c.clusterID + c.nextID, Name: name, PeerURLs: []string{peerURL},
+		ClientURLs: []string{strings.Replace(peerURL, ":2380", ":2379", 1)}, IsLearner: true}
+	c.members = append(c.members, m)
+	c.ops = append(c.ops, "add "+name)
+	return m, nil
+}
+
+func (c *FakeCluster) MemberPromote(_ context.Context, id uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("promote"); err != nil {
+		return err
+	}
+	i := c.index(id)
+	switch {
+	case i < 0:
+		return rpctypes.ErrMemberNotFound
+	case !c.members[i].IsLearner:
+		return rpctypes.ErrMemberNotLearner
+	}
+	c.members[i].IsLearner = false
+	c.ops = append(c.ops, "promote "+c.members[i].Name)
+	return nil
+}
+
+func (c *FakeCluster) MemberRemove(_ context.Context, id uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("remove"); err != nil {
+		return err
+	}
+	i := c.index(id)
+	if i < 0 {
+		return rpctypes.ErrMemberNotFound
+	}
+	c.ops = append(c.ops, "remove "+c.members[i].Name)
+	c.remove(id)
+	return nil
+}
+
+func (c *FakeCluster) Status(_ context.Context, endpoint string) (EndpointStatus, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("status"); err != nil {
+		return EndpointStatus{}, err
+	}
+	for _, m := range c.members {
+		if slices.Contains(m.ClientURLs, endpoint) && !c.down[m.ID] && (c.alive == nil || c.alive(m.Name)) {
+			return EndpointStatus{MemberID: m.ID, Leader: c.leader, Version: c.version, IsLearner: m.IsLearner}, nil
+		}
+	}
+	return EndpointStatus{}, fmt.Errorf("fake etcd: endpoint %s unreachable", endpoint)
+}
+
+func (c *FakeCluster) MoveLeader(_ context.Context, id uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("move"); err != nil {
+		return err
+	}
+	i := c.index(id)
+	if i < 0 || c.members[i].IsLearner {
+		return rpctypes.ErrBadLeaderTransferee
+	}
+	c.leader = id
+	c.ops = append(c.ops, "move-leader "+c.members[i].Name)
+	return nil
+}
+
+// Close implements Client.
+func (c *FakeCluster) Close() error { return nil }
+
+func (c *FakeCluster) index(id uint64) int {
+	return slices.IndexFunc(c.members, func(m Member) bool { return m.ID == id })
+}
+
+// remove deletes a member and, like raft, elects another voter when the leader leaves.
+func (c *FakeCluster) remove(id uint64) {
+	c.members = slices.DeleteFunc(c.members, func(m Member) bool { return m.ID == id })
+	if c.leader != id {
+		return
+	}
+	c.leader = 0
+	for _, m := range c.members {
+		if !m.IsLearner {
+			c.leader = m.ID
+			return
+		}
+	}
+}
+
+// hostLabel is the first DNS label of a URL's host: the member name in this operator's URLs.
+func hostLabel(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.SplitN(u.Hostname(), ".", 2)[0]
+}

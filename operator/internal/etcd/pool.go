@@ -1,0 +1,217 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+)
+
+const (
+	dialTimeout = 5 * time.Second
+	rpcTimeout  = 10 * time.Second
+)
+
+// Pool keeps one clientv3 client per cluster and rebuilds it when the cluster's endpoints or
+// credentials change. It is safe for concurrent use by many reconcile workers.
+type Pool struct {
+	mu      sync.Mutex
+	clients map[string]*pooled
+	// Dial, when set, opens every connection (e.g. into a test cluster's network namespace).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+type pooled struct {
+	fingerprint string
+	client      *clientv3.Client
+}
+
+var _ Factory = (*Pool)(nil)
+
+// NewPool returns an empty pool.
+func NewPool() *Pool { return &Pool{clients: map[string]*pooled{}} }
+
+// Client returns the cluster's pooled client. Closing the returned Client is a no-op; the pool
+// owns it until Forget or Close.
+func (p *Pool) Client(_ context.Context, target Target) (Client, error) {
+	if len(target.Endpoints) == 0 {
+		return nil, fmt.Errorf("etcd cluster %s: no endpoints", target.Key)
+	}
+	fp := fingerprint(target)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[target.Key]; ok {
+		if c.fingerprint == fp {
+			return &remote{c: c.client, target: target, pool: p}, nil
+		}
+		closeLater(c.client)
+		delete(p.clients, target.Key)
+	}
+	c, err := clientv3.New(p.config(target, target.Endpoints))
+	if err != nil {
+		return nil, fmt.Errorf("etcd cluster %s: %w", target.Key, err)
+	}
+	p.clients[target.Key] = &pooled{fingerprint: fp, client: c}
+	return &remote{c: c, target: target, pool: p}, nil
+}
+
+func (p *Pool) config(t Target, endpoints []string) clientv3.Config {
+	cfg := clientv3.Config{
+		Endpoints: slices.Clone(endpoints), DialTimeout: dialTimeout, Logger: zap.NewNop(),
+		TLS: t.TLS, Username: t.Username, Password: t.Password,
+	}
+	if p.Dial != nil {
+		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return p.Dial(ctx, "tcp", addr)
+		})}
+	}
+	return cfg
+}
+
+// Forget closes and drops a cluster's client, e.g. when the cluster is deleted.
+func (p *Pool) Forget(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[key]; ok {
+		closeLater(c.client)
+		delete(p.clients, key)
+	}
+}
+
+// closeLater closes a client once calls that other workers may still be making are over.
+func closeLater(c *clientv3.Client) {
+	time.AfterFunc(2*rpcTimeout, func() { _ = c.Close() })
+}
+
+// Close closes every pooled client.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, c := range p.clients {
+		_ = c.client.Close()
+		delete(p.clients, k)
+	}
+}
+
+// Len is the number of pooled clients.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.clients)
+}
+
+// fingerprint changes whenever a new client is needed. The TLS config is compared by identity,
+// so callers cache it per Secret version. The password never leaves this process.
+func fingerprint(t Target) string {
+	eps := slices.Clone(t.Endpoints)
+	slices.Sort(eps)
+	return fmt.Sprintf("%s|%p|%s|%s", strings.Join(eps, ","), t.TLS, t.Username, t.Password)
+}
+
+// remote adapts a clientv3 client to Client.
+type remote struct {
+	c      *clientv3.Client
+	target Target
+	pool   *Pool
+}
+
+func (r *remote) MemberList(ctx context.Context) (MemberList, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	resp, err := r.c.MemberList(ctx)
+	if err != nil {
+		return MemberList{}, err
+	}
+	out := MemberList{ClusterID: resp.Header.GetClusterId()}
+	for _, m := range resp.Members {
+		out.Members = append(out.Members, Member{
+			ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner,
+		})
+	}
+	return out, nil
+}
+
+func (r *remote) MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	resp, err := r.c.MemberAddAsLearner(ctx, []string{peerURL})
+	if err != nil {
+		return Member{}, err
+	}
+	return Member{ID: resp.Member.ID, PeerURLs: resp.Member.PeerURLs, IsLearner: true}, nil
+}
+
+func (r *remote) MemberPromote(ctx context.Context, id uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.MemberPromote(ctx, id)
+	return err
+}
+
+func (r *remote) MemberRemove(ctx context.Context, id uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.MemberRemove(ctx, id)
+	return err
+}
+
+func (r *remote) Status(ctx context.Context, endpoint string) (EndpointStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout/2)
+	defer cancel()
+	resp, err := r.c.Status(ctx, endpoint)
+	if err != nil {
+		return EndpointStatus{}, err
+	}
+	return EndpointStatus{
+		MemberID: resp.Header.GetMemberId(), Leader: resp.Leader, Version: resp.Version,
+		RaftIndex: resp.RaftIndex, RaftAppliedIndex: resp.RaftAppliedIndex,
+		IsLearner: resp.IsLearner, Errors: resp.Errors,
+	}, nil
+}
+
+// MoveLeader must be served by the current leader, so it finds the leader's client URL and asks
+// it through a short-lived client pinned to that endpoint.
+func (r *remote) MoveLeader(ctx context.Context, transfereeID uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	leaderURL, err := r.leaderEndpoint(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := clientv3.New(r.pool.config(r.target, []string{leaderURL}))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Close() }()
+	_, err = c.MoveLeader(ctx, transfereeID)
+	return err
+}
+
+func (r *remote) leaderEndpoint(ctx context.Context) (string, error) {
+	list, err := r.MemberList(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, ep := range r.c.Endpoints() {
+		st, err := r.Status(ctx, ep)
+		if err != nil || st.Leader == 0 {
+			continue
+		}
+		for _, m := range list.Members {
+			if m.ID == st.Leader && len(m.ClientURLs) > 0 {
+				return m.ClientURLs[0], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no reachable endpoint knows a leader with a client URL")
+}
+
+// Close is a no-op: the pool owns the client.
+func (r *remote) Close() error { return nil }

@@ -1,0 +1,34 @@
+package resources
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// assertGolden compares obj, as YAML, with testdata/<name>.yaml (rewritten with -update).
+func assertGolden(t *testing.T, name string, obj any) {
+	t.Helper()
+	got, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", name+".yaml")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file; diff it with -update and git diff:\n%s", path, got)
+	}
+}

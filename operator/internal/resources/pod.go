@@ -1,0 +1,274 @@
+package resources
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+const (
+	// DataDir is where the data volume is mounted and etcd keeps its data.
+	DataDir       = "/var/lib/etcd"
+	clientTLSDir  = "/etc/etcd/tls/client"
+	peerTLSDir    = "/etc/etcd/tls/peer"
+	containerName = "etcd"
+	nonRootID     = 65532
+	// HostnameTopologyKey spreads members over nodes by default.
+	HostnameTopologyKey = "kubernetes.io/hostname"
+	// terminationGracePeriod leaves etcd time to step down as leader and flush, without
+	// holding a replacement back for the Kubernetes default of 30 s plus kill.
+	terminationGracePeriod = 30
+)
+
+// PodOptions are the operator-wide and cluster-phase inputs of a member Pod.
+type PodOptions struct {
+	// ImageRepository is the operator default (--etcd-image-repository).
+	ImageRepository string
+	// ClusterFormed is true once the cluster's ID has been latched.
+	ClusterFormed bool
+}
+
+// InitialClusterState is "new" only for a seed that has never run in a cluster that never
+// formed. A seed whose data dir is wiped later must fail loudly, not re-bootstrap empty.
+func InitialClusterState(m *v1alpha2.EtcdMember, clusterFormed bool) string {
+	if m.Spec.Bootstrap && m.Status.MemberID == "" && !clusterFormed {
+		return "new"
+	}
+	return "existing"
+}
+
+// Image is <repository>:v<version>; the member's repository wins over the operator default.
+func Image(m *v1alpha2.EtcdMember, defaultRepo string) string {
+	repo := m.Spec.ImageRepository
+	if repo == "" {
+		repo = defaultRepo
+	}
+	if repo == "" {
+		repo = v1alpha2.DefaultImageRepository
+	}
+	return fmt.Sprintf("%s:v%s", repo, m.Spec.Version)
+}
+
+// Pod builds a member's Pod. Its name is the member's, so a replacement Pod keeps the DNS name.
+func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: memberObjectMeta(m, m.Name),
+		Spec: corev1.PodSpec{
+			Hostname:                      m.Name,
+			Subdomain:                     HeadlessServiceName(m.Spec.ClusterName),
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			TerminationGracePeriodSeconds: ptr.To[int64](terminationGracePeriod),
+			SecurityContext:               podSecurityContext(),
+			Containers:                    []corev1.Container{etcdContainer(m, opts)},
+			Volumes:                       volumes(m),
+			Affinity:                      affinity(m),
+			TopologySpreadConstraints:     m.Spec.TopologySpreadConstraints,
+			NodeSelector:                  m.Spec.NodeSelector,
+			Tolerations:                   m.Spec.Tolerations,
+			PriorityClassName:             m.Spec.PriorityClassName,
+			ImagePullSecrets:              m.Spec.ImagePullSecrets,
+		},
+	}
+}
+
+func etcdContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Container {
+	return corev1.Container{
+		Name:    containerName,
+		Image:   Image(m, opts.ImageRepository),
+		Command: append([]string{"etcd"}, EtcdFlags(m, opts.ClusterFormed)...),
+		Ports: []corev1.ContainerPort{
+			{Name: "client", ContainerPort: v1alpha2.ClientPort, Protocol: corev1.ProtocolTCP},
+			{Name: "peer", ContainerPort: v1alpha2.PeerPort, Protocol: corev1.ProtocolTCP},
+			{Name: "metrics", ContainerPort: v1alpha2.MetricsPort, Protocol: corev1.ProtocolTCP},
+		},
+		Resources:       resources(m.Spec.Resources),
+		VolumeMounts:    volumeMounts(m),
+		StartupProbe:    startupProbe(),
+		LivenessProbe:   livenessProbe(),
+		ReadinessProbe:  readinessProbe(m.Spec.Version),
+		SecurityContext: containerSecurityContext(),
+	}
+}
+
+// EtcdFlags are the etcd command-line flags of a member, in a stable order.
+func EtcdFlags(m *v1alpha2.EtcdMember, clusterFormed bool) []string {
+	cs, ps := clientScheme(m.Spec.TLS), peerScheme(m.Spec.TLS)
+	flags := []string{
+		"--name=" + m.Name,
+		"--data-dir=" + DataDir,
+		fmt.Sprintf("--listen-peer-urls=%s://0.0.0.0:%d", ps, v1alpha2.PeerPort),
+		fmt.Sprintf("--listen-client-urls=%s://0.0.0.0:%d", cs, v1alpha2.ClientPort),
+		"--advertise-client-urls=" + ClientURL(m),
+		"--initial-advertise-peer-urls=" + PeerURL(m),
+		"--initial-cluster=" + m.Spec.InitialCluster,
+		"--initial-cluster-token=" + m.Spec.ClusterToken,
+		"--initial-cluster-state=" + InitialClusterState(m, clusterFormed),
+		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", v1alpha2.MetricsPort),
+	}
+	flags = append(flags, optionFlags(m.Spec.Options)...)
+	return append(flags, tlsFlags(m.Spec.TLS)...)
+}
+
+func optionFlags(o *v1alpha2.EtcdOptions) []string {
+	if o == nil {
+		return nil
+	}
+	var flags []string
+	if o.QuotaBackendBytes != nil {
+		flags = append(flags, fmt.Sprintf("--quota-backend-bytes=%d", *o.QuotaBackendBytes))
+	}
+	if o.AutoCompactionMode != "" {
+		flags = append(flags, "--auto-compaction-mode="+o.AutoCompactionMode)
+	}
+	if o.AutoCompactionRetention != "" {
+		flags = append(flags, "--auto-compaction-retention="+o.AutoCompactionRetention)
+	}
+	if o.SnapshotCount != nil {
+		flags = append(flags, fmt.Sprintf("--snapshot-count=%d", *o.SnapshotCount))
+	}
+	return flags
+}
+
+func tlsFlags(t *v1alpha2.MemberTLS) []string {
+	if t == nil {
+		return nil
+	}
+	var flags []string
+	if t.ClientServerSecretRef != nil {
+		flags = append(flags, "--cert-file="+clientTLSDir+"/tls.crt", "--key-file="+clientTLSDir+"/tls.key")
+		if t.ClientMTLS {
+			flags = append(flags, "--client-cert-auth=true", "--trusted-ca-file="+clientTLSDir+"/ca.crt")
+		}
+	}
+	switch {
+	case t.PeerSecretRef != nil:
+		flags = append(flags, "--peer-cert-file="+peerTLSDir+"/tls.crt", "--peer-key-file="+peerTLSDir+"/tls.key",
+			"--peer-trusted-ca-file="+peerTLSDir+"/ca.crt", "--peer-client-cert-auth=true")
+	case t.PeerAutoTLS:
+		flags = append(flags, "--peer-auto-tls")
+	}
+	return flags
+}
+
+// resources defaults the requests when the user set nothing at all.
+func resources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	if !reflect.DeepEqual(r, corev1.ResourceRequirements{}) {
+		return r
+	}
+	return corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("100m"),
+		corev1.ResourceMemory: resource.MustParse("128Mi"),
+	}}
+}
+
+// readinessProbe is quorum-aware: /readyz on etcd 3.6+ (without its non_learner check, so a
+// caught-up learner is Ready and can be promoted), /health before.
+func readinessProbe(version string) *corev1.Probe {
+	path := "/readyz?exclude=non_learner"
+	if strings.HasPrefix(version, "3.5.") || strings.HasPrefix(version, "3.4.") {
+		path = "/health"
+	}
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: path, Port: intstr.FromInt32(v1alpha2.MetricsPort), Scheme: corev1.URISchemeHTTP,
+		}},
+		PeriodSeconds: 5, TimeoutSeconds: 3, FailureThreshold: 3,
+	}
+}
+
+// livenessProbe is deliberately not quorum-aware: a member must not be restarted because its
+// peers are down.
+func livenessProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(v1alpha2.PeerPort)}},
+		PeriodSeconds: 10, TimeoutSeconds: 3, FailureThreshold: 3,
+	}
+}
+
+// startupProbe gives a joining member (which may be replaying a large snapshot) five minutes
+// before liveness applies.
+func startupProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(v1alpha2.PeerPort)}},
+		PeriodSeconds: 5, TimeoutSeconds: 3, FailureThreshold: 60,
+	}
+}
+
+func podSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](nonRootID),
+		RunAsGroup:     ptr.To[int64](nonRootID),
+		FSGroup:        ptr.To[int64](nonRootID),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func containerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// affinity is the user's, or a soft anti-affinity that spreads a cluster's members over nodes.
+func affinity(m *v1alpha2.EtcdMember) *corev1.Affinity {
+	if m.Spec.Affinity != nil {
+		return m.Spec.Affinity
+	}
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: ClusterSelector(m.Spec.ClusterName)},
+				TopologyKey:   HostnameTopologyKey,
+			},
+		}},
+	}}
+}
+
+func volumes(m *v1alpha2.EtcdMember) []corev1.Volume {
+	vols := []corev1.Volume{{Name: "data", VolumeSource: dataVolumeSource(m)}}
+	if t := m.Spec.TLS; t != nil && t.ClientServerSecretRef != nil {
+		vols = append(vols, secretVolume("tls-client", t.ClientServerSecretRef.Name))
+	}
+	if t := m.Spec.TLS; t != nil && t.PeerSecretRef != nil {
+		vols = append(vols, secretVolume("tls-peer", t.PeerSecretRef.Name))
+	}
+	return vols
+}
+
+func dataVolumeSource(m *v1alpha2.EtcdMember) corev1.VolumeSource {
+	if m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory {
+		size := m.Spec.Storage.Size
+		return corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size}}
+	}
+	return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(m.Name)}}
+}
+
+func secretVolume(name, secret string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret, DefaultMode: ptr.To[int32](0o440),
+	}}}
+}
+
+func volumeMounts(m *v1alpha2.EtcdMember) []corev1.VolumeMount {
+	mounts := []corev1.VolumeMount{{Name: "data", MountPath: DataDir}}
+	if t := m.Spec.TLS; t != nil && t.ClientServerSecretRef != nil {
+		mounts = append(mounts, corev1.VolumeMount{Name: "tls-client", MountPath: clientTLSDir, ReadOnly: true})
+	}
+	if t := m.Spec.TLS; t != nil && t.PeerSecretRef != nil {
+		mounts = append(mounts, corev1.VolumeMount{Name: "tls-peer", MountPath: peerTLSDir, ReadOnly: true})
+	}
+	return mounts
+}

@@ -1,0 +1,180 @@
+package resources
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+func testCluster() *v1alpha2.EtcdCluster {
+	return &v1alpha2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "tenant", UID: "cluster-uid"},
+		Spec: v1alpha2.EtcdClusterSpec{
+			Replicas: ptr.To[int32](3), Version: "3.6.16",
+			AdditionalMetadata: &v1alpha2.AdditionalMetadata{
+				Labels:      map[string]string{"team": "db", v1alpha2.LabelCluster: "spoofed"},
+				Annotations: map[string]string{"note": "x", v1alpha2.LabelPrefix + "reserved": "dropped"},
+			},
+		},
+	}
+}
+
+func testMember(name string) *v1alpha2.EtcdMember {
+	return &v1alpha2.EtcdMember{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "tenant", UID: "member-uid"},
+		Spec: v1alpha2.EtcdMemberSpec{
+			ClusterName: "etcd", Version: "3.6.16",
+			Storage:        v1alpha2.StorageSpec{Size: resource.MustParse("2Gi")},
+			InitialCluster: name + "=http://" + name + ".etcd.tenant.svc:2380",
+			ClusterToken:   "tenant-etcd-cluster-uid",
+		},
+	}
+}
+
+func TestServicesAndPDBGolden(t *testing.T) {
+	c := testCluster()
+	assertGolden(t, "service-headless", HeadlessService(c))
+	assertGolden(t, "service-client", ClientService(c))
+	assertGolden(t, "pdb-3-voters", PodDisruptionBudget(c, 3))
+}
+
+func TestPodGolden(t *testing.T) {
+	seed := testMember("etcd-abcde")
+	seed.Spec.Bootstrap = true
+	assertGolden(t, "pod-seed", Pod(seed, PodOptions{}))
+	assertGolden(t, "pvc-seed", PVC(seed))
+
+	learner := testMember("etcd-fghij")
+	learner.Spec.Version = "3.5.35"
+	learner.Spec.Storage = v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("512Mi")}
+	learner.Spec.Options = &v1alpha2.EtcdOptions{QuotaBackendBytes: ptr.To[int64](4 << 30), AutoCompactionMode: "periodic",
+		AutoCompactionRetention: "5m", SnapshotCount: ptr.To[int64](10000)}
+	learner.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+	learner.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+	learner.Spec.PriorityClassName = "system-cluster-critical"
+	learner.Spec.ImageRepository = "mirror.local/etcd"
+	learner.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
+	learner.Spec.TLS = &v1alpha2.MemberTLS{ClientServerSecretRef: &corev1.LocalObjectReference{Name: "server-tls"},
+		ClientMTLS: true, PeerSecretRef: &corev1.LocalObjectReference{Name: "peer-tls"}}
+	learner.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	assertGolden(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true}))
+	if PVC(learner) != nil {
+		t.Error("a tmpfs member must not get a PVC")
+	}
+}
+
+func TestInitialClusterState(t *testing.T) {
+	cases := []struct {
+		name          string
+		seed          bool
+		memberID      string
+		clusterFormed bool
+		want          string
+	}{
+		{"fresh seed of a new cluster", true, "", false, "new"},
+		{"seed that has run before", true, "8e9e05c52164694d", false, "existing"},
+		{"seed of a formed cluster (data dir wiped)", true, "", true, "existing"},
+		{"joining learner", false, "", false, "existing"},
+		{"member of a formed cluster", false, "8e9e05c52164694d", true, "existing"},
+	}
+	for _, tc := range cases {
+		m := testMember("m")
+		m.Spec.Bootstrap, m.Status.MemberID = tc.seed, tc.memberID
+		if got := InitialClusterState(m, tc.clusterFormed); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
+		if flags := EtcdFlags(m, tc.clusterFormed); !slices.Contains(flags, "--initial-cluster-state="+tc.want) {
+			t.Errorf("%s: flags %v lack the state", tc.name, flags)
+		}
+	}
+}
+
+func TestMinAvailable(t *testing.T) {
+	cases := []struct{ voters, desired, want int32 }{
+		{1, 1, 1}, {1, 3, 2}, {3, 3, 2}, {4, 3, 3}, {4, 5, 3}, {5, 5, 3}, {7, 7, 4}, {2, 1, 2}, {3, 0, 2},
+	}
+	for _, tc := range cases {
+		if got := MinAvailable(tc.voters, tc.desired); got != tc.want {
+			t.Errorf("MinAvailable(%d voters, %d desired) = %d, want %d", tc.voters, tc.desired, got, tc.want)
+		}
+	}
+	if PodDisruptionBudget(testCluster(), 0) != nil {
+		t.Error("no voters must mean no PDB")
+	}
+	pdb := PodDisruptionBudget(testCluster(), 1)
+	if pdb.Spec.MinAvailable.IntValue() != 2 || pdb.Spec.Selector.MatchLabels[v1alpha2.LabelRole] != v1alpha2.RoleVoter {
+		t.Errorf("PDB of 1 voter toward 3: %+v", pdb.Spec)
+	}
+}
+
+func TestMergeMetadata(t *testing.T) {
+	got := MergeMetadata(map[string]string{"a": "user", "b": "user", v1alpha2.LabelPrefix + "x": "no"}, map[string]string{"b": "owned"})
+	if len(got) != 2 || got["a"] != "user" || got["b"] != "owned" {
+		t.Errorf("MergeMetadata = %v", got)
+	}
+	if MergeMetadata(nil, nil) != nil {
+		t.Error("empty metadata must stay nil so objects compare equal")
+	}
+}
+
+func TestImageAndProbes(t *testing.T) {
+	m := testMember("m")
+	if got := Image(m, ""); got != "quay.io/coreos/etcd:v3.6.16" {
+		t.Errorf("default image %s", got)
+	}
+	if got := Image(m, "registry.local/etcd"); got != "registry.local/etcd:v3.6.16" {
+		t.Errorf("operator repo image %s", got)
+	}
+	m.Spec.ImageRepository = "mirror/etcd"
+	if got := Image(m, "registry.local/etcd"); got != "mirror/etcd:v3.6.16" {
+		t.Errorf("member repo must win: %s", got)
+	}
+	for version, path := range map[string]string{"3.5.35": "/health", "3.6.16": "/readyz?exclude=non_learner", "3.7.3": "/readyz?exclude=non_learner"} {
+		if got := readinessProbe(version).HTTPGet.Path; got != path {
+			t.Errorf("readiness of %s = %s, want %s", version, got, path)
+		}
+	}
+}
+
+func TestDefaultAntiAffinityOnlyWhenUnset(t *testing.T) {
+	m := testMember("m")
+	pod := Pod(m, PodOptions{})
+	terms := pod.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(terms) != 1 || terms[0].PodAffinityTerm.TopologyKey != HostnameTopologyKey {
+		t.Fatalf("default anti-affinity missing: %+v", pod.Spec.Affinity)
+	}
+	m.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+	if Pod(m, PodOptions{}).Spec.Affinity.PodAntiAffinity != nil {
+		t.Error("a user affinity must replace the default")
+	}
+}
+
+func TestPodMeetsRestrictedPSS(t *testing.T) {
+	pod := Pod(testMember("m"), PodOptions{})
+	sc, csc := pod.Spec.SecurityContext, pod.Spec.Containers[0].SecurityContext
+	switch {
+	case !*sc.RunAsNonRoot, *sc.RunAsUser != 65532, *sc.FSGroup != 65532:
+		t.Error("pod must run as 65532, non-root")
+	case sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
+		t.Error("seccomp RuntimeDefault required")
+	case *csc.AllowPrivilegeEscalation, len(csc.Capabilities.Drop) != 1 || csc.Capabilities.Drop[0] != "ALL":
+		t.Error("no privilege escalation, drop ALL")
+	case *pod.Spec.AutomountServiceAccountToken:
+		t.Error("no service account token")
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.HostPath != nil {
+			t.Error("hostPath volumes are not allowed")
+		}
+	}
+	if !strings.HasPrefix(pod.Spec.Containers[0].Image, "quay.io/coreos/etcd:v") {
+		t.Error(pod.Spec.Containers[0].Image)
+	}
+}

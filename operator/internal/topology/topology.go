@@ -1,0 +1,101 @@
+// Package topology holds what both lifecycle controllers know about a cluster's members: which
+// EtcdMembers belong to it, how to reach them, and how etcd's member list maps onto them.
+package topology
+
+import (
+	"context"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// Key is the pool key of a cluster.
+func Key(namespace, cluster string) string {
+	return types.NamespacedName{Namespace: namespace, Name: cluster}.String()
+}
+
+// ListMembers returns the EtcdMembers labelled for a cluster, oldest first. When clusterUID is
+// set, members controlled by another incarnation of a same-named cluster are left out.
+func ListMembers(ctx context.Context, c client.Reader, namespace, cluster string, clusterUID types.UID) ([]v1alpha2.EtcdMember, error) {
+	var list v1alpha2.EtcdMemberList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{v1alpha2.LabelCluster: cluster}); err != nil {
+		return nil, err
+	}
+	members := slices.DeleteFunc(list.Items, func(m v1alpha2.EtcdMember) bool {
+		if clusterUID == "" {
+			return false
+		}
+		owner := controllerUID(&m)
+		return owner != "" && owner != clusterUID
+	})
+	slices.SortFunc(members, func(a, b v1alpha2.EtcdMember) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmpString(a.Name, b.Name)
+	})
+	return members, nil
+}
+
+func controllerUID(m *v1alpha2.EtcdMember) types.UID {
+	for _, ref := range m.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			return ref.UID
+		}
+	}
+	return ""
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Registered: the member has been added to etcd (it has an initial cluster) and is not parked.
+func Registered(m *v1alpha2.EtcdMember) bool {
+	return m.Spec.InitialCluster != "" && !m.Spec.Dormant
+}
+
+// Endpoints are the client URLs of the registered members, sorted. Both controllers compute the
+// same list, so they share one pooled client per cluster.
+func Endpoints(members []v1alpha2.EtcdMember) []string {
+	var eps []string
+	for i := range members {
+		if Registered(&members[i]) {
+			eps = append(eps, resources.ClientURL(&members[i]))
+		}
+	}
+	slices.Sort(eps)
+	return eps
+}
+
+// Target is the etcd target of a cluster's members.
+func Target(namespace, cluster string, members []v1alpha2.EtcdMember) etcd.Target {
+	return etcd.Target{Key: Key(namespace, cluster), Endpoints: Endpoints(members)}
+}
+
+// FindInList finds a member in etcd's member list: by the recorded ID, else by peer URL (a
+// learner not started yet has no name), else by name.
+func FindInList(m *v1alpha2.EtcdMember, list []etcd.Member) (etcd.Member, bool) {
+	id, peer := etcd.ParseID(m.Status.MemberID), resources.PeerURL(m)
+	for _, match := range []func(etcd.Member) bool{
+		func(e etcd.Member) bool { return id != 0 && e.ID == id },
+		func(e etcd.Member) bool { return slices.Contains(e.PeerURLs, peer) },
+		func(e etcd.Member) bool { return e.Name != "" && e.Name == m.Name },
+	} {
+		if i := slices.IndexFunc(list, match); i >= 0 {
+			return list[i], true
+		}
+	}
+	return etcd.Member{}, false
+}
