@@ -115,7 +115,9 @@ func TestSIGKILLRecovery(t *testing.T) {
 	if err := c.KillContainer(context.Background(), ns, victim.Name, "etcd"); err != nil {
 		t.Fatal(err)
 	}
-	putGet(t, c, ns, "kill", "during", "outage") // 2 of 3 keep quorum
+	// 2 of 3 keep quorum. A write in flight when the victim was the leader times out until the
+	// others elect a new one, so retry as a client would.
+	putEventually(t, c, ns, "kill", "during", "outage", step)
 	waitConverged(t, c, ns, "kill", 3, step)
 	for _, m := range members(t, c, ns, "kill") {
 		if m.Name == victim.Name && m.Status.MemberID != victim.Status.MemberID {
@@ -132,6 +134,23 @@ func putGet(t *testing.T, c *framework.Cluster, ns, name, key, value string) {
 	if _, err := cli.Put(ctx, key, value); err != nil {
 		t.Fatalf("put %s: %v", key, err)
 	}
+	assertKey(t, c, ns, name, key, value)
+}
+
+// putEventually retries a write until it succeeds or the timeout passes.
+func putEventually(t *testing.T, c *framework.Cluster, ns, name, key, value string, timeout time.Duration) {
+	t.Helper()
+	cli := etcdClient(t, c, ns, name)
+	var lastErr error
+	waitFor(t, timeout, "a successful write of "+key, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, lastErr = cli.Put(ctx, key, value)
+		if lastErr != nil {
+			t.Logf("put %s: %v (retrying)", key, lastErr)
+		}
+		return lastErr == nil
+	})
 	assertKey(t, c, ns, name, key, value)
 }
 
