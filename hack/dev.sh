@@ -14,6 +14,7 @@ if [[ $(id -u) -ne 0 ]]; then echo "make dev needs root (it creates network and 
 hack/e2e-deps.sh
 
 cleanup() {
+	trap '' INT TERM # a second Ctrl-C must not interrupt the teardown
 	echo
 	echo "[dev] tearing down local cluster $NAME ..."
 	[[ -n "${OPERATOR_PID:-}" ]] && kill "$OPERATOR_PID" 2>/dev/null && wait "$OPERATOR_PID" 2>/dev/null
@@ -22,7 +23,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$LC" up --name "$NAME" --nodes 3 --nodeagent-bin bin/nodeagent --operator-bin bin/manager
+# --owner-pid: should this script be killed outright, the supervisor still tears the cluster down.
+"$LC" up --name "$NAME" --nodes 3 --nodeagent-bin bin/nodeagent --operator-bin bin/manager --owner-pid $$
 KUBECONFIG="$("$LC" kubeconfig --name "$NAME")"
 export KUBECONFIG
 "$KUBECTL" apply --server-side -f charts/etcd-operator/crds/ >/dev/null

@@ -75,12 +75,13 @@ func up(args []string) error {
 	fs.StringVar(&o.NodeAgentBin, "nodeagent-bin", "", "node agent binary (default $LC_NODEAGENT_BIN or go build ./e2e/cmd/nodeagent)")
 	fs.StringVar(&o.OperatorBin, "operator-bin", "", "passed to the node agents as --operator-binary")
 	fs.StringVar(&o.ToolsDir, "tools-dir", "", "tools cache (default $ETCD_OPERATOR_TOOLS or ~/.cache/etcd-operator-tools)")
+	owner := fs.Int("owner-pid", 0, "tear the cluster down when this process exits (0: keep it until `down`)")
 	_ = fs.Parse(args)
 	o.Name, o.StateRoot = c.name, c.root
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	st, err := localcluster.Up(ctx, o, localcluster.UpOptions{})
+	st, err := localcluster.Up(ctx, o, localcluster.UpOptions{OwnerPID: *owner})
 	if err != nil {
 		return err
 	}
