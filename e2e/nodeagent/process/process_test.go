@@ -10,10 +10,11 @@ import (
 )
 
 func TestStartStopAndAlive(t *testing.T) {
-	// Launch without netns/unshare: run a plain shell through the same Start path.
+	// Launch without netns/unshare: run a plain shell through the same Start path. The trap is set
+	// before "started" is printed, so a SIGTERM sent after that line is always trapped.
 	dir := t.TempDir()
 	script := filepath.Join(dir, "fake-init")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho started; trap 'exit 3' TERM; while :; do sleep 0.05; done\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntrap 'exit 3' TERM; echo started; while :; do sleep 0.05; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h, err := startArgv([]string{script}, filepath.Join(dir, "c.log"))
