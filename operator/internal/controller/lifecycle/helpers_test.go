@@ -86,8 +86,8 @@ func voters(c *etcd.FakeCluster) int {
 	return n
 }
 
-// assertOneStepAtATime checks the fake's log: every add is followed by its promote before the
-// next add, and nothing else happens in between.
+// assertOneStepAtATime checks the fake's log: every add is followed by its promote (or the
+// removal of that same learner) before the next add, and nothing else happens in between.
 func assertOneStepAtATime(t *testing.T, ops []string) {
 	t.Helper()
 	pendingLearner := ""
@@ -104,6 +104,15 @@ func assertOneStepAtATime(t *testing.T, ops []string) {
 				t.Fatalf("promoted %s, expected %s: %v", name, pendingLearner, ops)
 			}
 			pendingLearner = ""
+		case "remove":
+			// Removing the unpromoted learner itself (e.g. it lost its data) ends that step;
+			// removing anything else while it is pending would be a second change in flight.
+			if pendingLearner != "" && name != pendingLearner {
+				t.Fatalf("%s while learner %s was not promoted: %v", op, pendingLearner, ops)
+			}
+			if name == pendingLearner {
+				pendingLearner = ""
+			}
 		default:
 			if pendingLearner != "" {
 				t.Fatalf("%s while learner %s was not promoted: %v", op, pendingLearner, ops)
