@@ -25,6 +25,13 @@ func (c *Cluster) StopNode(i int) error { return c.control.StopNode(i) }
 // CrashNode SIGKILLs node i's agent only; pods keep running (a kubelet crash).
 func (c *Cluster) CrashNode(i int) error { return c.control.CrashNode(i) }
 
+// ShutdownNode shuts node i (1-based) down gracefully, like the kubelet's GracefulNodeShutdown:
+// the agent stops every pod within its shutdown budget (10 s, or the pod's grace period if
+// shorter), reports each Failed with reason Terminated and the kubelet's message, reports the
+// Node NotReady and exits. Unlike StopNode's pods, these stay terminal: StartNode does not
+// restart them, their owner must replace them. Deleting such a Pod completes at once.
+func (c *Cluster) ShutdownNode(i int) error { return c.control.ShutdownNode(i) }
+
 // StartNode starts node i's agent again (it re-registers and re-adopts its pods) and
 // waits until the Node is Ready.
 func (c *Cluster) StartNode(i int) error { return c.control.StartNode(i) }

@@ -14,7 +14,7 @@ import (
 )
 
 // The control socket lets a test ask the supervisor (which owns the node agent
-// processes) to stop, crash or start a node. HTTP over a unix socket.
+// processes) to stop, crash, shut down or start a node. HTTP over a unix socket.
 
 func serveControl(path string, rc *runningCluster, st *State) (*http.Server, error) {
 	_ = os.Remove(path)
@@ -44,6 +44,7 @@ func serveControl(path string, rc *runningCluster, st *State) (*http.Server, err
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /nodes/{i}/stop", nodeOp(rc.stopNode))
 	mux.HandleFunc("POST /nodes/{i}/crash", nodeOp(rc.crashNode))
+	mux.HandleFunc("POST /nodes/{i}/shutdown", nodeOp(rc.shutdownNode))
 	mux.HandleFunc("POST /nodes/{i}/start", nodeOp(func(i int) error { return rc.restartNode(context.Background(), i) }))
 	mux.HandleFunc("GET /state", func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(st) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -82,6 +83,12 @@ func (c *ControlClient) StopNode(i int) error { return c.post(fmt.Sprintf("/node
 
 // CrashNode SIGKILLs node i's agent only; its pods keep running.
 func (c *ControlClient) CrashNode(i int) error { return c.post(fmt.Sprintf("/nodes/%d/crash", i)) }
+
+// ShutdownNode shuts node i down gracefully (the kubelet's GracefulNodeShutdown): its pods are
+// stopped and reported Failed/Terminated, its Node NotReady; the agent then exits.
+func (c *ControlClient) ShutdownNode(i int) error {
+	return c.post(fmt.Sprintf("/nodes/%d/shutdown", i))
+}
 
 // StartNode starts node i's agent again and waits until its Node is Ready.
 func (c *ControlClient) StartNode(i int) error { return c.post(fmt.Sprintf("/nodes/%d/start", i)) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -59,6 +60,26 @@ func (rc *runningCluster) stopNode(i int) error {
 		return fmt.Errorf("node %d was never started", i)
 	}
 	c.stop(15 * time.Second)
+	return nil
+}
+
+// nodeShutdownTimeout bounds a graceful node shutdown: the agent's pod grace budget (10 s), the
+// status writes and the agent's own stop, with room to spare.
+const nodeShutdownTimeout = 45 * time.Second
+
+// shutdownNode is a graceful node shutdown (the kubelet's GracefulNodeShutdown): SIGUSR1 makes
+// the agent stop its pods, report them Failed/Terminated and its Node NotReady, and exit.
+func (rc *runningCluster) shutdownNode(i int) error {
+	c := rc.nodes[i]
+	if c == nil || !c.running() {
+		return fmt.Errorf("node %d is not running", i)
+	}
+	if !c.stopWith(syscall.SIGUSR1, nodeShutdownTimeout) {
+		return fmt.Errorf("node %d did not shut down within %s and was killed (log: %s)", i, nodeShutdownTimeout, c.Log)
+	}
+	if c.err != nil {
+		return fmt.Errorf("node %d's graceful shutdown failed: %v (log: %s)", i, c.err, c.Log)
+	}
 	return nil
 }
 

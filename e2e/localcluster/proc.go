@@ -72,18 +72,25 @@ func (c *component) exitError() error {
 
 // stop sends SIGTERM to the component's process, waits up to grace, then SIGKILLs
 // its whole process group (and whatever children are left in it).
-func (c *component) stop(grace time.Duration) {
+func (c *component) stop(grace time.Duration) { c.stopWith(syscall.SIGTERM, grace) }
+
+// stopWith is stop with another signal; it reports whether the process exited by itself
+// within grace (false: it was killed).
+func (c *component) stopWith(sig syscall.Signal, grace time.Duration) bool {
 	if !c.running() {
-		return
+		return true
 	}
 	pid := c.cmd.Process.Pid
-	_ = syscall.Kill(pid, syscall.SIGTERM)
+	_ = syscall.Kill(pid, sig)
+	exited := true
 	select {
 	case <-c.exited:
 	case <-time.After(grace):
+		exited = false
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	<-c.exited
+	return exited
 }
 
 // crash SIGKILLs the process alone (not its group): a node agent crash leaves its

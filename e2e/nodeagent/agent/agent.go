@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/cozystack/etcd-operator/e2e/nodeagent/images"
 	"github.com/cozystack/etcd-operator/e2e/nodeagent/network"
@@ -40,6 +43,7 @@ type Agent struct {
 	Provider *provider.Provider
 	node     *nodeutil.Node
 	opts     Options
+	client   kubernetes.Interface
 	cancel   context.CancelFunc
 }
 
@@ -80,10 +84,13 @@ func Start(ctx context.Context, o Options, restConfig *rest.Config, self string,
 		cancel()
 		return nil, err
 	}
-	if err := sweepOrphans(ctx, client, p, o.NodeName); err != nil {
+	pods, err := nodePods(ctx, client, o.NodeName)
+	if err != nil {
 		cancel()
 		return nil, err
 	}
+	p.SweepOrphans(ctx, uids(pods))
+	p.AdoptTerminal(ctx, pods)
 	n, err := nodeutil.NewNode(o.NodeName, func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 		describeNode(pc.Node, o)
 		return p, nil, nil // nil NodeProvider: virtual-kubelet's naive provider with Lease heartbeats
@@ -103,7 +110,7 @@ func Start(ctx context.Context, o Options, restConfig *rest.Config, self string,
 		return nil, err
 	}
 	go sweepPeriodically(runCtx, client, p, o.NodeName, o.sweepInterval())
-	return &Agent{Provider: p, node: n, opts: o, cancel: cancel}, nil
+	return &Agent{Provider: p, node: n, opts: o, client: client, cancel: cancel}, nil
 }
 
 // sweepPeriodically cleans up after terminal pods deleted later (virtual-kubelet never hands
@@ -175,16 +182,29 @@ func waitNodeReady(ctx context.Context, client kubernetes.Interface, name string
 // sweepOrphans cleans up after pods deleted while no agent ran (virtual-kubelet only re-creates
 // the pods still bound to the node).
 func sweepOrphans(ctx context.Context, client kubernetes.Interface, p *provider.Provider, nodeName string) error {
+	pods, err := nodePods(ctx, client, nodeName)
+	if err != nil {
+		return err
+	}
+	p.SweepOrphans(ctx, uids(pods))
+	return nil
+}
+
+// nodePods lists the Pods bound to the node.
+func nodePods(ctx context.Context, client kubernetes.Interface, nodeName string) ([]corev1.Pod, error) {
 	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + nodeName})
 	if err != nil {
-		return fmt.Errorf("listing the node's pods: %w", err)
+		return nil, fmt.Errorf("listing the node's pods: %w", err)
 	}
-	live := make(map[string]bool, len(pods.Items))
-	for _, pod := range pods.Items {
+	return pods.Items, nil
+}
+
+func uids(pods []corev1.Pod) map[string]bool {
+	live := make(map[string]bool, len(pods))
+	for _, pod := range pods {
 		live[string(pod.UID)] = true
 	}
-	p.SweepOrphans(ctx, live)
-	return nil
+	return live
 }
 
 // describeNode fills in the Node object virtual-kubelet registers.
@@ -278,6 +298,42 @@ func (a *Agent) Stop() {
 	case <-a.node.Done():
 	case <-time.After(10 * time.Second):
 	}
+}
+
+// ShutdownNode is a graceful node shutdown (the kubelet's GracefulNodeShutdown): the pods are
+// stopped within provider.ShutdownGracePeriod and reported Failed/Terminated, then the agent
+// stops and its Node is reported NotReady ("node is shutting down"). The pods stay terminal:
+// the next agent does not restart them. The agent is done afterwards, as after Stop.
+func (a *Agent) ShutdownNode(ctx context.Context) error {
+	err := a.Provider.ShutdownNode(ctx, provider.ShutdownGracePeriod)
+	a.cancel()
+	select {
+	case <-a.node.Done():
+	case <-time.After(10 * time.Second):
+	}
+	// After the node controller stopped, so that no heartbeat turns it Ready again.
+	return errors.Join(err, setNodeNotReady(ctx, a.client, a.opts.NodeName, "node is shutting down"))
+}
+
+// setNodeNotReady reports the Node's Ready condition False, as the kubelet does while it shuts down.
+func setNodeNotReady(ctx context.Context, client kubernetes.Interface, name, message string) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+			Message: message, LastHeartbeatTime: now, LastTransitionTime: now}
+		i := slices.IndexFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady })
+		if i < 0 {
+			n.Status.Conditions = append(n.Status.Conditions, ready)
+		} else {
+			n.Status.Conditions[i] = ready
+		}
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // Done is closed when the virtual-kubelet node stopped.

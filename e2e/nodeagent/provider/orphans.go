@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/cozystack/etcd-operator/e2e/nodeagent/network"
 	"github.com/cozystack/etcd-operator/e2e/nodeagent/process"
 )
@@ -52,4 +54,23 @@ func (p *Provider) SweepOrphans(ctx context.Context, live map[string]bool) {
 		removeAllButLogs(dir)
 	}
 	p.cfg.IPAM.Retain(live)
+}
+
+// AdoptTerminal takes over the pods bound to this node that ended under an earlier agent (a
+// graceful node shutdown, a finished job) and whose state is still on disk. virtual-kubelet never
+// hands terminal pods to the provider, so without this their deletion would leave netns, volumes
+// and address to the periodic sweep. They are only watched: a terminal pod never runs again.
+func (p *Provider) AdoptTerminal(ctx context.Context, pods []corev1.Pod) {
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		if s, err := loadState(p.PodDir(pod.Namespace, pod.Name)); err != nil || s == nil || s.UID != string(pod.UID) {
+			continue
+		}
+		if err := p.CreatePod(ctx, pod); err != nil {
+			p.cfg.Log.Info("adopting a terminal pod failed", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+		}
+	}
 }

@@ -45,7 +45,9 @@ type podRuntime struct {
 	volumes      *volumeSetup
 	apiStatus    *corev1.PodStatus // status of a pod that was already terminal when handed to us
 	deleting     bool              // deleted through the API: tear everything down
-	killing      bool              // stop the processes (deletion or --stop-pods-on-exit)
+	killing      bool              // stop the processes (deletion, --stop-pods-on-exit, node shutdown)
+	nodeShutdown bool              // stopped by a graceful node shutdown: the pod ends Failed
+	disrupted    bool              // ended by a node shutdown: DisruptionTarget condition
 	grace        time.Duration
 
 	runCtx  context.Context
@@ -84,7 +86,7 @@ func (rt *podRuntime) log() func(msg string, args ...any) {
 func (rt *podRuntime) run() {
 	defer close(rt.finished)
 	defer rt.teardown()
-	if rt.apiStatus != nil {
+	if rt.apiStatus != nil || rt.restoreTerminal() {
 		<-rt.runCtx.Done()
 		return
 	}
@@ -306,7 +308,7 @@ func (rt *podRuntime) snapshot() *corev1.Pod {
 	}
 	v := podView{
 		Phase: rt.phase, Reason: rt.reason, Message: rt.message, PodIP: rt.podIP, HostIP: rt.p.cfg.NodeIP,
-		NetworkReady: rt.networkReady, StartTime: rt.startTime, QOSClass: pod.Status.QOSClass,
+		NetworkReady: rt.networkReady, StartTime: rt.startTime, QOSClass: pod.Status.QOSClass, Disrupted: rt.disrupted,
 	}
 	for _, c := range rt.initCs {
 		v.InitContainers = append(v.InitContainers, c.view())
@@ -368,10 +370,11 @@ func gracePeriod(pod *corev1.Pod) time.Duration {
 }
 
 // teardown runs when the worker ends: on deletion everything goes, on a machine shutdown the
-// network goes, on a plain agent exit nothing is touched.
+// network goes (and the address, when a graceful shutdown ended the pod for good), on a plain
+// agent exit nothing is touched.
 func (rt *podRuntime) teardown() {
 	rt.mu.Lock()
-	deleting, killing := rt.deleting, rt.killing
+	deleting, killing, ended := rt.deleting, rt.killing, rt.nodeShutdown
 	rt.mu.Unlock()
 	if !killing {
 		return
@@ -385,6 +388,9 @@ func (rt *podRuntime) teardown() {
 	if !deleting {
 		if err := unmountMemoryVolumes(rt.dir); err != nil {
 			rt.log()("unmount failed", "err", err)
+		}
+		if ended {
+			_ = rt.p.cfg.IPAM.Release(string(rt.pod.UID))
 		}
 		return
 	}

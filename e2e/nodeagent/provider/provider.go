@@ -4,6 +4,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -45,6 +46,8 @@ type Provider struct {
 	mu     sync.Mutex
 	pods   map[string]*podRuntime // namespace/name
 	notify func(*corev1.Pod)
+	// shuttingDown: a graceful node shutdown began; no new pod starts.
+	shuttingDown bool
 	// base outlives single pods: cancelled when the agent stops (processes keep running).
 	base context.Context
 }
@@ -77,6 +80,9 @@ func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 			return nil
 		}
 		return errdefs.InvalidInputf("pod %s with another UID %s is still being torn down", key, rt.pod.UID)
+	}
+	if p.shuttingDown {
+		return fmt.Errorf("pod %s not admitted: %w", key, errNodeShuttingDown)
 	}
 	rt := newPodRuntime(p, pod.DeepCopy())
 	p.pods[key] = rt

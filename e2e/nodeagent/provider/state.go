@@ -15,6 +15,8 @@ type savedPod struct {
 	IP         string                    `json:"ip"`
 	InitDone   bool                      `json:"initDone"`
 	Containers map[string]savedContainer `json:"containers"`
+	// Terminal is set once the pod ended for good (a graceful node shutdown).
+	Terminal *savedTerminal `json:"terminal,omitempty"`
 }
 
 type savedContainer struct {

@@ -26,8 +26,10 @@ type podView struct {
 	NetworkReady  bool
 	// QOSClass is what the apiserver computed at creation; the field is immutable, so echoing a
 	// different class would get every status update rejected.
-	QOSClass       corev1.PodQOSClass
-	StartTime      *metav1.Time
+	QOSClass  corev1.PodQOSClass
+	StartTime *metav1.Time
+	// Disrupted: a graceful node shutdown ended the pod (DisruptionTarget condition).
+	Disrupted      bool
 	InitContainers []containerView
 	Containers     []containerView
 }
@@ -93,6 +95,11 @@ func buildStatus(v podView, clock conditionClock, now time.Time) corev1.PodStatu
 		clock.condition(corev1.PodReady, ready, notReady, now),
 		clock.condition(corev1.ContainersReady, ready, notReady, now),
 		clock.condition(corev1.PodScheduled, true, "", now),
+	}
+	if v.Disrupted {
+		c := clock.condition(corev1.DisruptionTarget, true, "", now)
+		c.Reason, c.Message = corev1.PodReasonTerminationByKubelet, NodeShutdownMessage
+		st.Conditions = append(st.Conditions, c)
 	}
 	return st
 }

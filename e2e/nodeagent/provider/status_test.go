@@ -98,3 +98,24 @@ func TestBuildStatusKeepsQOSClass(t *testing.T) {
 		t.Fatalf("QOSClass = %q, want BestEffort when unknown", got)
 	}
 }
+
+// A pod ended by a graceful node shutdown reads as the kubelet reports it: Failed/Terminated with
+// a DisruptionTarget condition; any other pod has no such condition.
+func TestBuildStatusNodeShutdown(t *testing.T) {
+	now := time.Now()
+	st := buildStatus(podView{Phase: corev1.PodFailed, Reason: NodeShutdownReason, Message: NodeShutdownMessage, Disrupted: true,
+		Containers: []containerView{{Name: "a", State: terminated(0, now, now)}}}, conditionClock{}, now)
+	var disruption *corev1.PodCondition
+	for i, c := range st.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			disruption = &st.Conditions[i]
+		}
+	}
+	if st.Phase != corev1.PodFailed || st.Reason != "Terminated" || st.Message != "Pod was terminated in response to imminent node shutdown." ||
+		disruption == nil || disruption.Status != corev1.ConditionTrue || disruption.Reason != "TerminationByKubelet" {
+		t.Fatalf("status %s/%s %q, DisruptionTarget %+v", st.Phase, st.Reason, st.Message, disruption)
+	}
+	if m := conditionMap(buildStatus(podView{Phase: corev1.PodFailed}, conditionClock{}, now)); m[corev1.DisruptionTarget] != "" {
+		t.Fatalf("a pod that just failed has a DisruptionTarget condition: %v", m)
+	}
+}

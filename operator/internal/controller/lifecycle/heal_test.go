@@ -101,3 +101,44 @@ func TestAllMembersLostIsTerminal(t *testing.T) {
 		t.Error("the lost member's Pod must not be recreated over empty data")
 	}
 }
+
+// TestPodFailedByNodeShutdownIsRecreated: a graceful node shutdown leaves a PVC member's Pod
+// Failed with the kubelet's reason (the public operator never replaced such a Pod, its bug #368).
+// The Pod is recreated for the same member, whose etcd member ID stays, and an Event says why.
+func TestPodFailedByNodeShutdownIsRecreated(t *testing.T) {
+	ns := newNamespace(t)
+	newCluster(t, ns, "shut", 3)
+	waitFor(t, ns, "three healthy members", converged(t, ns, "shut", 3))
+	before := members(t, ns, "shut")
+	victim := before[1]
+	p := pod(t, ns, victim.Name)
+	p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Terminated"
+	p.Status.Message = "Pod was terminated in response to imminent node shutdown."
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	if err := k8s.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "a new Pod", func() bool {
+		np := pod(t, ns, victim.Name)
+		return np != nil && np.UID != p.UID
+	})
+	waitFor(t, ns, "healthy again", converged(t, ns, "shut", 3))
+	ids := map[string]string{}
+	for _, m := range before {
+		ids[m.Name] = m.Status.MemberID
+	}
+	for _, m := range members(t, ns, "shut") {
+		if m.Status.MemberID != ids[m.Name] {
+			t.Errorf("member %s: ID %s, want %q (the same members, the same IDs)", m.Name, m.Status.MemberID, ids[m.Name])
+		}
+	}
+	waitFor(t, ns, "a PodTerminated Event", func() bool {
+		var evs corev1.EventList
+		if err := k8s.List(context.Background(), &evs, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool {
+			return e.Reason == "PodTerminated" && e.InvolvedObject.Name == victim.Name && e.Type == corev1.EventTypeWarning
+		})
+	})
+}
