@@ -4,7 +4,7 @@
 # recipe marker; builds happen in a temp folder renamed at the end, so an interrupted
 # build is never trusted. Nothing prebuilt is downloaded.
 #
-# Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns
+# Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns cert-manager
 #        hack/tools.sh --print-dir  prints the cache folder and exits
 # Output: progress on stderr; the last stdout line is the envtest assets folder.
 set -euo pipefail
@@ -29,17 +29,18 @@ fi
 
 log() { printf '[tools] %s\n' "$*" >&2; }
 
-# build_into NAME FUNC: runs FUNC with $OUT set to a temp folder, then publishes it.
+# build_into NAME FUNC [SALT]: runs FUNC with $OUT set to a temp folder, then publishes it.
+# SALT (optional) becomes part of the recipe marker, for tools built from sources in this repo.
 build_into() {
-	local name="$1" fn="$2" final="$TOOLS_DIR/$1"
-	if [[ -f "$final/.recipe-$RECIPE" ]]; then return 0; fi
+	local name="$1" fn="$2" final="$TOOLS_DIR/$1" marker=".recipe-$RECIPE${3:+-$3}"
+	if [[ -f "$final/$marker" ]]; then return 0; fi
 	local start tmp
 	start=$(date +%s)
 	tmp="$(mktemp -d "$TOOLS_DIR/.build-$name.XXXXXX")"
 	log "building $name ..."
 	# A subshell: recipes cd into their work folder, which is removed afterwards.
 	(mkdir -p "$tmp/work" && cd "$tmp/work" && OUT="$tmp/bin" WORK="$tmp/work" "$fn")
-	touch "$tmp/bin/.recipe-$RECIPE"
+	touch "$tmp/bin/$marker"
 	rm -rf "$final"
 	mv "$tmp/bin" "$final"
 	rm -rf "$tmp"
@@ -107,6 +108,32 @@ build_helm() { go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "-X helm.sh/h
 build_staticcheck() { go_install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"; }
 build_coredns() { go_install "github.com/coredns/coredns@$COREDNS_VERSION" "-X github.com/coredns/coredns/coremain.GitCommit=module-proxy"; }
 
+# cert-manager's controller main is not on the module proxy (it lives in a nested module), so a
+# wrapper module of ours (hack/tools/cert-manager-controller: its own main over cert-manager's
+# controller packages, its own go.mod/go.sum) is built instead. Its sources salt the recipe
+# marker: editing them rebuilds it. The CRDs of the same version are kept beside the binary.
+CM_WRAPPER="$ROOT/hack/tools/cert-manager-controller"
+cert_manager_salt() { cat "$CM_WRAPPER"/go.mod "$CM_WRAPPER"/go.sum "$CM_WRAPPER"/*.go | sha256sum | cut -c1-12; }
+build_cert_manager() {
+	mkdir -p "$WORK" "$OUT/crds"
+	cp "$CM_WRAPPER"/go.mod "$CM_WRAPPER"/go.sum "$CM_WRAPPER"/*.go "$WORK/"
+	cd "$WORK"
+	# The wrapper's go.mod is the truth for what is built: read-only, so a version bump in
+	# versions.env without the matching `go get` in the wrapper fails here instead of drifting.
+	local have
+	have="$(GOFLAGS=-mod=readonly go list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)"
+	if [[ "$have" != "$CERT_MANAGER_VERSION" ]]; then
+		log "hack/tools/cert-manager-controller requires cert-manager $have, versions.env says $CERT_MANAGER_VERSION;"
+		log "run there: go get github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION && go mod tidy"
+		return 1
+	fi
+	GOFLAGS=-mod=readonly go build -trimpath \
+		-ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$CERT_MANAGER_VERSION" \
+		-o "$OUT/cert-manager-controller" .
+	cp "$(GOFLAGS=-mod=readonly go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)"/deploy/crds/*.yaml "$OUT/crds/"
+	chmod 0644 "$OUT"/crds/*.yaml
+}
+
 # envtest wants one folder holding kube-apiserver, etcd and kubectl.
 link_envtest_assets() {
 	local dir="$TOOLS_DIR/envtest-$KUBERNETES_VERSION-etcd-$ETCD_DEFAULT_VERSION"
@@ -117,7 +144,7 @@ link_envtest_assets() {
 	echo "$dir"
 }
 
-want="${*:-etcd kube controller-gen helm staticcheck coredns}"
+want="${*:-etcd kube controller-gen helm staticcheck coredns cert-manager}"
 total_start=$(date +%s)
 for t in $want; do
 	case "$t" in
@@ -129,6 +156,7 @@ for t in $want; do
 	helm) build_into "helm-$HELM_VERSION" build_helm ;;
 	staticcheck) build_into "staticcheck-$STATICCHECK_VERSION" build_staticcheck ;;
 	coredns) build_into "coredns-$COREDNS_VERSION" build_coredns ;;
+	cert-manager) build_into "cert-manager-$CERT_MANAGER_VERSION" build_cert_manager "$(cert_manager_salt)" ;;
 	*) log "unknown tool $t"; exit 2 ;;
 	esac
 done

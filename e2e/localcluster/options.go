@@ -43,6 +43,7 @@ var defaultVersions = map[string]string{
 	"KUBERNETES_VERSION":   "v1.37.2",
 	"ETCD_DEFAULT_VERSION": "v3.7.3",
 	"COREDNS_VERSION":      "v1.15.0",
+	"CERT_MANAGER_VERSION": "v1.21.2",
 }
 
 // Options configure a local cluster. The zero value plus a Name is usable.

@@ -1,0 +1,231 @@
+package pki
+
+import (
+	"crypto/x509"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func assertGolden(t *testing.T, name string, obj any) {
+	t.Helper()
+	got, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", name+".yaml")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file; diff it with -update and git diff:\n%s", path, got)
+	}
+}
+
+func testCluster(mod func(*v1alpha2.EtcdCluster)) *v1alpha2.EtcdCluster {
+	c := &v1alpha2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "tenant-a", UID: "0b6f7a54-0000-4000-8000-000000000001"},
+		Spec: v1alpha2.EtcdClusterSpec{Version: "3.6.16", TLS: &v1alpha2.TLSSpec{
+			Client: &v1alpha2.ClientTLS{CertManager: &v1alpha2.ClientCertManager{
+				ServerIssuerRef:         v1alpha2.IssuerReference{Name: "etcd-ca", Kind: "Issuer"},
+				OperatorClientIssuerRef: &v1alpha2.IssuerReference{Name: "etcd-ca", Kind: "Issuer"},
+			}},
+			Peer: &v1alpha2.PeerTLS{CertManager: &v1alpha2.PeerCertManager{
+				IssuerRef: v1alpha2.IssuerReference{Name: "peer-ca", Kind: "ClusterIssuer"},
+			}},
+		}},
+	}
+	if mod != nil {
+		mod(c)
+	}
+	return c
+}
+
+func TestCertificatesGolden(t *testing.T) {
+	withAuth := testCluster(func(c *v1alpha2.EtcdCluster) {
+		c.Spec.Auth = &v1alpha2.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "root"}}
+		c.Spec.AdditionalMetadata = &v1alpha2.AdditionalMetadata{
+			Labels:      map[string]string{"team": "a", v1alpha2.LabelCluster: "spoofed"},
+			Annotations: map[string]string{"note": "kept"},
+		}
+	})
+	rsa := Settings{
+		Duration:     &metav1.Duration{Duration: 720 * time.Hour},
+		RenewBefore:  &metav1.Duration{Duration: 240 * time.Hour},
+		KeyAlgorithm: cmapi.RSAKeyAlgorithm,
+	}
+	external := IssuerRef{Name: "vault-pki", Kind: "VaultIssuer", Group: "pki.example.com"}
+	tests := []struct {
+		name string
+		cert *cmapi.Certificate
+	}{
+		{"server-default", ServerCertificate(testCluster(nil), "cozy.local", IssuerRef{Name: "etcd-ca"}, Settings{})},
+		{"server-rsa-external-issuer", ServerCertificate(testCluster(nil), "", external, rsa)},
+		{"peer-clusterissuer", PeerCertificate(testCluster(nil), "cluster.local", IssuerRef{Name: "peer-ca", Kind: "ClusterIssuer"}, Settings{KeyAlgorithm: cmapi.Ed25519KeyAlgorithm})},
+		{"operator-client", OperatorClientCertificate(testCluster(nil), IssuerRef{Name: "etcd-ca", Kind: "Issuer"}, Settings{})},
+		{"operator-client-auth-root", OperatorClientCertificate(withAuth, IssuerRef{Name: "etcd-ca", Kind: "Issuer"}, rsa)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assertGolden(t, "certificate-"+tt.name, tt.cert) })
+	}
+}
+
+func TestDesiredCertificates(t *testing.T) {
+	byo := &corev1.LocalObjectReference{Name: "byo"}
+	tests := []struct {
+		name    string
+		cluster *v1alpha2.EtcdCluster
+		want    []string // Certificate name/issuer kind/issuer name
+		secrets SecretNames
+	}{{
+		name:    "plaintext",
+		cluster: testCluster(func(c *v1alpha2.EtcdCluster) { c.Spec.TLS = nil }),
+	}, {
+		name:    "both planes, mTLS",
+		cluster: testCluster(nil),
+		want:    []string{"etcd-server/Issuer/etcd-ca", "etcd-operator-client/Issuer/etcd-ca", "etcd-peer/ClusterIssuer/peer-ca"},
+		secrets: SecretNames{Server: "etcd-server-tls", OperatorClient: "etcd-operator-client-tls", Peer: "etcd-peer-tls"},
+	}, {
+		name: "client without mTLS, kind defaulted",
+		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+			c.Spec.TLS.Client.CertManager = &v1alpha2.ClientCertManager{ServerIssuerRef: v1alpha2.IssuerReference{Name: "ca"}}
+			c.Spec.TLS.Peer = nil
+		}),
+		want:    []string{"etcd-server/Issuer/ca"},
+		secrets: SecretNames{Server: "etcd-server-tls"},
+	}, {
+		name: "BYO client, cert-manager peer",
+		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+			c.Spec.TLS.Client = &v1alpha2.ClientTLS{ServerSecretRef: byo, OperatorClientSecretRef: &corev1.LocalObjectReference{Name: "op"}}
+		}),
+		want:    []string{"etcd-peer/ClusterIssuer/peer-ca"},
+		secrets: SecretNames{Server: "byo", OperatorClient: "op", Peer: "etcd-peer-tls"},
+	}, {
+		name: "BYO both",
+		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+			c.Spec.TLS.Client = &v1alpha2.ClientTLS{ServerSecretRef: byo}
+			c.Spec.TLS.Peer = &v1alpha2.PeerTLS{SecretRef: byo}
+		}),
+		secrets: SecretNames{Server: "byo", Peer: "byo"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, c := range DesiredCertificates(tt.cluster, "cluster.local", Settings{}) {
+				got = append(got, c.Name+"/"+c.Spec.IssuerRef.Kind+"/"+c.Spec.IssuerRef.Name)
+				if c.Spec.IssuerRef.Group != "" {
+					t.Errorf("%s: group %q from an API without groups", c.Name, c.Spec.IssuerRef.Group)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("certificates %q, want %q", got, tt.want)
+			}
+			if s := SecretsOf(tt.cluster); s != tt.secrets {
+				t.Errorf("SecretsOf = %+v, want %+v", s, tt.secrets)
+			}
+		})
+	}
+}
+
+func TestNeedsUpdate(t *testing.T) {
+	issuer := IssuerRef{Name: "ca"}
+	base := ServerCertificate(testCluster(nil), "cluster.local", issuer, Settings{})
+	existing := base.DeepCopy()
+	existing.Labels["added-by-user"] = "x" // extra labels are the user's business
+	existing.Status.Revision = new(int)
+	tests := []struct {
+		name    string
+		desired *cmapi.Certificate
+		want    bool
+	}{
+		{"unchanged", base, false},
+		{"cluster domain changed", ServerCertificate(testCluster(nil), "cozy.local", issuer, Settings{}), true},
+		{"issuer changed", ServerCertificate(testCluster(nil), "cluster.local", IssuerRef{Name: "ca2"}, Settings{}), true},
+		{"renewBefore set", ServerCertificate(testCluster(nil), "cluster.local", issuer, Settings{RenewBefore: &metav1.Duration{Duration: time.Hour}}), true},
+		{"owned label drifted", func() *cmapi.Certificate {
+			d := base.DeepCopy()
+			d.Labels[v1alpha2.LabelAppManagedBy] = "someone-else"
+			return d
+		}(), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NeedsUpdate(existing, tt.desired); got != tt.want {
+				t.Errorf("NeedsUpdate = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// What the builder asks for is what validation demands of a member: a certificate issued
+// exactly as the Certificate requests (SANs and extended usages) passes for any member.
+func TestEmittedCertificatesPassValidation(t *testing.T) {
+	c := testCluster(nil)
+	ca := newCA(t, "etcd-ca")
+	ref := ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: "cozy.local"}
+	for _, cert := range DesiredCertificates(c, "cozy.local", Settings{}) {
+		spec := leafSpec{cn: cert.Spec.CommonName, dns: cert.Spec.DNSNames, usages: extUsages(cert.Spec.Usages)}
+		for _, ip := range cert.Spec.IPAddresses {
+			spec.ips = append(spec.ips, net.ParseIP(ip))
+		}
+		leaf := issue(t, spec, &ca)
+		var r Requirement
+		switch cert.Name {
+		case ServerCertificateName(c.Name):
+			r = Requirement{Names: MemberServerNames(ref, "etcd-q8x2m"), Usages: []Usage{UsageServerAuth, UsageClientAuth}}
+		case PeerCertificateName(c.Name):
+			r = Requirement{Names: MemberPeerNames(ref, "etcd-q8x2m"), Usages: []Usage{UsageServerAuth, UsageClientAuth}}
+		default:
+			r = Requirement{Usages: []Usage{UsageClientAuth}}
+		}
+		r.What, r.Now = cert.Name, testNow
+		if err := Validate(leaf.pem, ca.pem, r); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func extUsages(us []cmapi.KeyUsage) []x509.ExtKeyUsage {
+	var out []x509.ExtKeyUsage
+	for _, u := range us {
+		switch u {
+		case cmapi.UsageServerAuth:
+			out = append(out, x509.ExtKeyUsageServerAuth)
+		case cmapi.UsageClientAuth:
+			out = append(out, x509.ExtKeyUsageClientAuth)
+		}
+	}
+	return out
+}
+
+func TestCommonNameLimit(t *testing.T) {
+	long := testCluster(func(c *v1alpha2.EtcdCluster) {
+		c.Name = "a-cluster-name-that-is-quite-long-but-still-a-valid-kubernetes-nm"
+	})
+	cn := OperatorClientCertificate(long, IssuerRef{Name: "ca"}, Settings{}).Spec.CommonName
+	if len(cn) != maxCommonName {
+		t.Errorf("CN %q has %d characters, want it cut to %d", cn, len(cn), maxCommonName)
+	}
+}
