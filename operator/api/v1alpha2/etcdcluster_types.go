@@ -99,6 +99,20 @@ type EtcdClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.contains('@') && !self.matches(':[^/]*$')",message="spec.imageRepository must be a repository without a tag or digest; the tag is always v<spec.version>"
 	// +optional
 	ImageRepository string `json:"imageRepository,omitempty"`
+
+	// PodDisruptionBudget controls the budget the operator keeps over the voting members.
+	// Addition.
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+}
+
+// PodDisruptionBudgetSpec switches the operator's PodDisruptionBudget.
+type PodDisruptionBudgetSpec struct {
+	// Enabled false makes the operator delete the budget it made and keep none, for users who
+	// render their own: exactly one budget should select the member Pods.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // TLSSpec configures TLS per plane; the planes are independent.

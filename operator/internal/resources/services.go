@@ -47,7 +47,7 @@ func MinAvailable(liveVoters, desired int32) int32 {
 // PodDisruptionBudget protects voters' quorum from voluntary evictions. It is nil when there are
 // no voters (before bootstrap, paused), and the controller deletes it then.
 func PodDisruptionBudget(c *v1alpha2.EtcdCluster, liveVoters int32) *policyv1.PodDisruptionBudget {
-	if liveVoters == 0 {
+	if liveVoters == 0 || !c.PodDisruptionBudgetEnabled() {
 		return nil
 	}
 	minAvailable := intstr.FromInt32(MinAvailable(liveVoters, DesiredReplicas(c)))

@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
@@ -75,6 +76,10 @@ func (r *Reconciler) ensurePDB(ctx context.Context, st *clusterState) error {
 		return r.Client.Create(ctx, want)
 	case err != nil:
 		return err
+	case !metav1.IsControlledBy(got, st.cluster) && want == nil:
+		return nil // the user's own budget, kept while ours is switched off
+	case !metav1.IsControlledBy(got, st.cluster):
+		return fmt.Errorf("PodDisruptionBudget %s exists and is not the operator's: remove it or set spec.podDisruptionBudget.enabled=false", got.Name)
 	case want == nil:
 		return client.IgnoreNotFound(r.Client.Delete(ctx, got))
 	case equality.Semantic.DeepEqual(got.Spec.MinAvailable, want.Spec.MinAvailable) && got.Spec.MaxUnavailable == nil &&

@@ -1,0 +1,272 @@
+package charts_test
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/cozystack/etcd-operator/internal/chartrender"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+const (
+	etcdChart     = "etcd"
+	etcdRelease   = "etcd"
+	etcdNamespace = "tenant-a"
+)
+
+var etcdCases = []renderCase{
+	{name: "defaults", values: `{}`},
+	{name: "tls-none", values: `tls: {mode: none}`},
+	{name: "tls-pki-separate-peer-ca", values: `tls: {pki: {separatePeerCA: true, privateKey: {algorithm: RSA, size: 4096}, extraDNSNames: [etcd.example.com]}}`},
+	{name: "tls-pki-operator-leaves", values: `tls: {pki: {leafCertificates: operator, separatePeerCA: true}}`},
+	{name: "tls-pki-server-only", values: `tls: {clientAuth: false, peer: false}`},
+	{name: "tls-issuers", values: `
+tls:
+  mode: issuers
+  issuers:
+    server: {name: platform-ca, kind: ClusterIssuer}
+    peer: {name: peer-ca}
+`},
+	{name: "tls-secrets", values: `tls: {mode: secrets, secrets: {server: s, operatorClient: c, peer: p}}`},
+	{name: "memory-medium", values: `storage: {medium: Memory, size: 512Mi, storageClassName: fast}`},
+	{name: "storage-class-empty", values: `storage: {storageClassName: "-", size: 10Gi}`},
+	{name: "vpa-initial", values: `vpa: {enabled: true}`},
+	{name: "vpa-off", values: `vpa: {enabled: true, updateMode: "Off", containerPolicies: []}`},
+	{name: "vpa-auto", values: `
+vpa:
+  enabled: true
+  updateMode: Auto
+  minReplicas: 2
+  containerPolicies:
+    - {containerName: "*", controlledResources: [memory], controlledValues: RequestsOnly}
+`},
+	{name: "datastore", values: `dataStore: {enabled: true}`},
+	{name: "datastore-leaves-by-operator", values: `{dataStore: {enabled: true, name: tenant-a-etcd, endpoints: ["etcd.example.com:2379"]}, tls: {pki: {leafCertificates: operator}}}`},
+	{name: "monitoring", values: `
+metrics:
+  serviceMonitor: {enabled: true, scrapeTimeout: 10s, labels: {release: prometheus}}
+  vmServiceScrape: {enabled: true, interval: 15s}
+`},
+	{name: "full-spec", values: `
+clusterName: tenant-etcd
+version: 3.5.35
+replicas: 5
+progressDeadlineSeconds: 1200
+imageRepository: registry.local/etcd
+imagePullSecrets: [{name: regcred}]
+resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {memory: 2Gi}}
+priorityClassName: system-cluster-critical
+nodeSelector: {node-role: etcd}
+tolerations: [{key: dedicated, operator: Equal, value: etcd, effect: NoSchedule}]
+affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: Exists}]}]}}}
+topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}]
+additionalMetadata: {labels: {cozystack.io/service: etcd}, annotations: {team: platform}}
+clusterDomain: k8s.example
+storage: {size: 8Gi, storageClassName: replicated}
+options: {quotaBackendBytes: 8589934592, autoCompactionMode: periodic, autoCompactionRetention: 5m, snapshotCount: 10000}
+auth: {enabled: true, rootCredentialsSecretName: etcd-root}
+bootstrap:
+  restore:
+    source: s3
+    s3: {endpoint: "https://s3.example", bucket: backups, key: etcd/snap.db, credentialsSecretName: s3-creds, region: eu-1, forcePathStyle: true}
+`},
+	{name: "pdb-by-chart", values: `podDisruptionBudget: {mode: chart, minAvailable: 2}`},
+	{name: "restore-pvc", values: `bootstrap: {restore: {source: pvc, pvc: {claimName: backups, subPath: snap.db}}}`},
+}
+
+var etcdRejects = []rejectCase{
+	{name: "negative replicas", values: `replicas: -1`, wantErr: []string{"/replicas", "minimum"}},
+	{name: "replicas as text", values: `replicas: three`, wantErr: []string{"/replicas", "want integer"}},
+	{name: "unknown key", values: `replica: 3`, wantErr: []string{"additional properties 'replica' not allowed"}},
+	{name: "unknown nested key", values: `tls: {mtls: true}`, wantErr: []string{"/tls", "additional properties 'mtls' not allowed"}},
+	{name: "version with v", values: `version: v3.6.16`, wantErr: []string{"/version", "does not match pattern"}},
+	{name: "storage medium", values: `storage: {medium: Disk}`, wantErr: []string{"/storage/medium", "Memory"}},
+	{name: "storage size", values: `storage: {size: lots}`, wantErr: []string{"/storage/size"}},
+	{name: "tls mode", values: `tls: {mode: strict}`, wantErr: []string{"/tls/mode", "pki"}},
+	{name: "vpa mode", values: `vpa: {updateMode: Sometimes}`, wantErr: []string{"/vpa/updateMode", "InPlaceOrRecreate"}},
+	{name: "long cluster name", values: `clusterName: a-very-long-cluster-name-that-breaks-dns-labels`, wantErr: []string{"/clusterName", "maxLength"}},
+	{name: "datastore without pki", values: `{dataStore: {enabled: true}, tls: {mode: issuers, issuers: {server: {name: x}}}}`, wantErr: []string{"dataStore.enabled needs tls.mode=pki"}},
+	{name: "auth without secret", values: `auth: {enabled: true}`, wantErr: []string{"auth.rootCredentialsSecretName"}},
+	{name: "auth over plaintext", values: `{auth: {enabled: true, rootCredentialsSecretName: r}, tls: {mode: none}}`, wantErr: []string{"auth.enabled needs TLS"}},
+	{name: "issuers without server", values: `tls: {mode: issuers}`, wantErr: []string{"tls.issuers.server.name"}},
+	{name: "secrets without peer", values: `tls: {mode: secrets, secrets: {server: s, operatorClient: c}}`, wantErr: []string{"tls.secrets.peer"}},
+	{name: "s3 restore without key", values: `bootstrap: {restore: {source: s3, s3: {endpoint: e, bucket: b, credentialsSecretName: c}}}`, wantErr: []string{"bootstrap.restore.s3"}},
+}
+
+func TestEtcdChartRenders(t *testing.T) {
+	for _, tc := range etcdCases {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := render(t, etcdChart, etcdRelease, etcdNamespace, tc.values)
+			checkGolden(t, etcdChart, tc.name, ms)
+			checkEtcdCluster(t, ms)
+			checkTLSReferences(t, ms)
+			checkOnePDB(t, ms)
+			checkVPATarget(t, ms)
+			checkDataStore(t, ms)
+			checkMetricsService(t, ms)
+		})
+	}
+}
+
+func TestEtcdChartRejectsBadValues(t *testing.T) {
+	for _, tc := range etcdRejects {
+		t.Run(tc.name, func(t *testing.T) { checkRejected(t, etcdChart, tc) })
+	}
+}
+
+// checkEtcdCluster decodes the EtcdCluster into the API type, refusing unknown fields: a value
+// rendered under a misspelt key would be silently pruned by the apiserver.
+func checkEtcdCluster(t *testing.T, ms []chartrender.Manifest) *v1alpha2.EtcdCluster {
+	t.Helper()
+	u := one(t, ms, "EtcdCluster")
+	if u.GetAPIVersion() != v1alpha2.GroupVersion.String() {
+		t.Errorf("EtcdCluster apiVersion %s, want %s", u.GetAPIVersion(), v1alpha2.GroupVersion)
+	}
+	c := &v1alpha2.EtcdCluster{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, c, true); err != nil {
+		t.Fatalf("EtcdCluster does not decode into v1alpha2.EtcdCluster: %v", err)
+	}
+	return c
+}
+
+// secretNames maps the Secret each rendered Certificate writes to the Certificate.
+func secretNames(t *testing.T, ms []chartrender.Manifest) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, c := range objects(ms, "Certificate") {
+		out[str(t, c, "spec", "secretName")] = c
+	}
+	return out
+}
+
+// checkTLSReferences: every Issuer a Certificate or the EtcdCluster names exists, and in the
+// chart's own PKI every Secret the EtcdCluster names is written by a rendered Certificate.
+func checkTLSReferences(t *testing.T, ms []chartrender.Manifest) {
+	issuers := map[string]bool{}
+	for _, i := range objects(ms, "Issuer") {
+		issuers[i.GetName()] = true
+	}
+	for _, c := range objects(ms, "Certificate") {
+		if name := str(t, c, "spec", "issuerRef", "name"); !issuers[name] {
+			t.Errorf("Certificate %s is issued by %s, which the chart does not render", c.GetName(), name)
+		}
+	}
+	c := checkEtcdCluster(t, ms)
+	if len(issuers) == 0 || c.Spec.TLS == nil {
+		return // no chart PKI: the user's issuers and Secrets are outside the release
+	}
+	secrets := secretNames(t, ms)
+	var refs []string
+	var issuerRefs []v1alpha2.IssuerReference
+	if cl := c.Spec.TLS.Client; cl != nil {
+		if cl.ServerSecretRef != nil {
+			refs = append(refs, cl.ServerSecretRef.Name)
+		}
+		if cl.OperatorClientSecretRef != nil {
+			refs = append(refs, cl.OperatorClientSecretRef.Name)
+		}
+		if cl.CertManager != nil {
+			issuerRefs = append(issuerRefs, cl.CertManager.ServerIssuerRef)
+			if cl.CertManager.OperatorClientIssuerRef != nil {
+				issuerRefs = append(issuerRefs, *cl.CertManager.OperatorClientIssuerRef)
+			}
+		}
+	}
+	if p := c.Spec.TLS.Peer; p != nil {
+		if p.SecretRef != nil {
+			refs = append(refs, p.SecretRef.Name)
+		}
+		if p.CertManager != nil {
+			issuerRefs = append(issuerRefs, p.CertManager.IssuerRef)
+		}
+	}
+	for _, r := range refs {
+		if secrets[r] == nil {
+			t.Errorf("EtcdCluster names Secret %s, which no rendered Certificate writes", r)
+		}
+	}
+	for _, r := range issuerRefs {
+		if !issuers[r.Name] || r.Kind != "Issuer" {
+			t.Errorf("EtcdCluster names issuer %s/%s, which the chart does not render", r.Kind, r.Name)
+		}
+	}
+}
+
+// checkOnePDB: exactly one budget selects the member Pods — the operator's, unless the chart
+// renders its own and switches the operator's off.
+func checkOnePDB(t *testing.T, ms []chartrender.Manifest) {
+	c := checkEtcdCluster(t, ms)
+	operators := 0
+	if c.PodDisruptionBudgetEnabled() {
+		operators = 1
+	}
+	if n := len(objects(ms, "PodDisruptionBudget")) + operators; n != 1 {
+		t.Errorf("%d PodDisruptionBudgets would select the member Pods (operator's enabled: %t); exactly one is allowed", n, operators == 1)
+	}
+}
+
+func checkVPATarget(t *testing.T, ms []chartrender.Manifest) {
+	for _, v := range objects(ms, "VerticalPodAutoscaler") {
+		c := one(t, ms, "EtcdCluster")
+		got := [3]string{str(t, v, "spec", "targetRef", "apiVersion"), str(t, v, "spec", "targetRef", "kind"), str(t, v, "spec", "targetRef", "name")}
+		want := [3]string{v1alpha2.GroupVersion.String(), "EtcdCluster", c.GetName()}
+		if got != want {
+			t.Errorf("VPA targets %v, want %v", got, want)
+		}
+	}
+}
+
+// checkDataStore: Kamaji gets the CA key and a CN=root client certificate, both rendered here.
+func checkDataStore(t *testing.T, ms []chartrender.Manifest) {
+	stores := objects(ms, "DataStore")
+	if len(stores) == 0 {
+		return
+	}
+	ds := stores[0]
+	if ds.GetNamespace() != "" {
+		t.Errorf("DataStore is cluster-scoped but has namespace %q", ds.GetNamespace())
+	}
+	secrets := secretNames(t, ms)
+	tlsCfg := []string{"spec", "tlsConfig"}
+	ca := secrets[str(t, ds, append(tlsCfg, "certificateAuthority", "privateKey", "secretReference", "name")...)]
+	if ca == nil || !getBool(ca, "spec", "isCA") || str(t, ca, "spec", "privateKey", "rotationPolicy") != "Never" {
+		t.Errorf("DataStore CA key is not a rendered CA Certificate with rotationPolicy Never")
+	}
+	client := secrets[str(t, ds, append(tlsCfg, "clientCertificate", "certificate", "secretReference", "name")...)]
+	if client == nil || str(t, client, "spec", "commonName") != "root" {
+		t.Errorf("DataStore client certificate is not a rendered Certificate with CN root")
+	}
+	for _, keyPath := range []string{"certificate", "privateKey"} {
+		if got := str(t, ds, append(tlsCfg, "clientCertificate", keyPath, "secretReference", "namespace")...); got != etcdNamespace {
+			t.Errorf("DataStore %s Secret namespace %q, want %q", keyPath, got, etcdNamespace)
+		}
+	}
+}
+
+func getBool(u *unstructured.Unstructured, path ...string) bool {
+	b, _, _ := unstructured.NestedBool(u.Object, path...)
+	return b
+}
+
+// checkMetricsService: the chart's metrics Service selects exactly the operator's member Pods.
+func checkMetricsService(t *testing.T, ms []chartrender.Manifest) {
+	for _, s := range objects(ms, "Service") {
+		got, _, _ := unstructured.NestedStringMap(s.Object, "spec", "selector")
+		c := one(t, ms, "EtcdCluster").GetName()
+		want := map[string]string{v1alpha2.LabelAppName: v1alpha2.AppName, v1alpha2.LabelCluster: c}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Service %s selects %v, want the member selector %v", s.GetName(), got, want)
+		}
+		ports, _, _ := unstructured.NestedSlice(s.Object, "spec", "ports")
+		if len(ports) != 1 || ports[0].(map[string]any)["port"] != int64(v1alpha2.MetricsPort) {
+			t.Errorf("Service %s ports %v, want the metrics port %d", s.GetName(), ports, v1alpha2.MetricsPort)
+		}
+	}
+	scrapes := slices.Concat(objects(ms, "ServiceMonitor"), objects(ms, "VMServiceScrape"))
+	if len(scrapes) > 0 && len(objects(ms, "Service")) != 1 {
+		t.Errorf("scrape objects without the metrics Service")
+	}
+}

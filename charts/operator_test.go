@@ -1,0 +1,140 @@
+package charts_test
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/cozystack/etcd-operator/internal/chartrender"
+)
+
+const (
+	operatorChart     = "etcd-operator"
+	operatorRelease   = "etcd-operator"
+	operatorNamespace = "etcd-operator-system"
+)
+
+var operatorCases = []renderCase{
+	{name: "defaults", values: `{}`},
+	{name: "monitoring", values: `
+metrics:
+  serviceMonitor: {enabled: true, labels: {release: prometheus}}
+  vmServiceScrape: {enabled: true, interval: 15s, scrapeTimeout: 5s}
+`},
+	{name: "availability", values: `
+replicas: 2
+podDisruptionBudget: {enabled: true, maxUnavailable: 50%}
+vpa: {enabled: true, updateMode: InPlaceOrRecreate}
+`},
+	{name: "tenant-controller", values: `tenantController: {enabled: true}`},
+	{name: "air-gapped", values: `
+image: {repository: registry.local/etcd-operator, tag: v0.1.0-rc1, pullPolicy: Always}
+imagePullSecrets: [{name: regcred}]
+etcdImage: {repository: registry.local/etcd}
+watchNamespace: tenant-a,tenant-b
+metrics: {enabled: false}
+`},
+}
+
+var operatorRejects = []rejectCase{
+	{name: "replicas as text", values: `replicas: two`, wantErr: []string{"/replicas", "want integer"}},
+	{name: "pull policy", values: `image: {pullPolicy: Sometimes}`, wantErr: []string{"/image/pullPolicy", "IfNotPresent"}},
+	{name: "unknown key", values: `leaderElect: true`, wantErr: []string{"additional properties 'leaderElect' not allowed"}},
+	{name: "vpa mode", values: `vpa: {updateMode: auto}`, wantErr: []string{"/vpa/updateMode"}},
+	{name: "scrape without metrics", values: `metrics: {enabled: false, serviceMonitor: {enabled: true}}`, wantErr: []string{"need metrics.enabled=true"}},
+}
+
+func TestOperatorChartRenders(t *testing.T) {
+	for _, tc := range operatorCases {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := render(t, operatorChart, operatorRelease, operatorNamespace, tc.values)
+			checkGolden(t, operatorChart, tc.name, ms)
+			d := checkDeployment(t, ms)
+			checkOperatorSelectors(t, ms, d)
+		})
+	}
+}
+
+func TestOperatorChartRejectsBadValues(t *testing.T) {
+	for _, tc := range operatorRejects {
+		t.Run(tc.name, func(t *testing.T) { checkRejected(t, operatorChart, tc) })
+	}
+}
+
+// The CRDs ship in crds/ so Helm installs them before the templates and never deletes them.
+func TestOperatorChartCRDs(t *testing.T) {
+	ms, err := chartrender.RenderManifests(operatorChart, nil, chartrender.Options{Namespace: operatorNamespace, IncludeCRDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crds []string
+	for _, m := range ms {
+		if m.Object.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, m.Object.GetName())
+		}
+	}
+	want := []string{"etcdclusters.etcd-operator.cozystack.io", "etcdmembers.etcd-operator.cozystack.io"}
+	if !slices.Equal(crds, want) {
+		t.Errorf("CRDs %v, want %v", crds, want)
+	}
+}
+
+// checkDeployment decodes the Deployment into the typed struct, refusing unknown fields, and
+// checks that the manager runs with the Restricted Pod Security Standard settings.
+func checkDeployment(t *testing.T, ms []chartrender.Manifest) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(one(t, ms, "Deployment").Object, d, true); err != nil {
+		t.Fatalf("Deployment does not decode: %v", err)
+	}
+	pod := d.Spec.Template.Spec
+	sc := pod.Containers[0].SecurityContext
+	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot ||
+		sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 {
+		t.Errorf("manager Pod is not Restricted: pod %+v container %+v", pod.SecurityContext, sc)
+	}
+	return d
+}
+
+// checkOperatorSelectors: the PDB and the VPA point at the Deployment, and the scrape objects
+// select the metrics Service and only it.
+func checkOperatorSelectors(t *testing.T, ms []chartrender.Manifest, d *appsv1.Deployment) {
+	podLabels := d.Spec.Template.Labels
+	for _, p := range objects(ms, "PodDisruptionBudget") {
+		sel, _, _ := unstructured.NestedStringMap(p.Object, "spec", "selector", "matchLabels")
+		if !reflect.DeepEqual(sel, d.Spec.Selector.MatchLabels) {
+			t.Errorf("PDB selects %v, the Deployment's Pods are %v", sel, podLabels)
+		}
+	}
+	for _, v := range objects(ms, "VerticalPodAutoscaler") {
+		if got := str(t, v, "spec", "targetRef", "name"); got != d.Name || str(t, v, "spec", "targetRef", "kind") != "Deployment" {
+			t.Errorf("VPA targets %s, want Deployment %s", got, d.Name)
+		}
+	}
+	services := objects(ms, "Service")
+	for _, s := range slices.Concat(objects(ms, "ServiceMonitor"), objects(ms, "VMServiceScrape")) {
+		sel, _, _ := unstructured.NestedStringMap(s.Object, "spec", "selector", "matchLabels")
+		var matched []string
+		for _, svc := range services {
+			if subset(sel, svc.GetLabels()) {
+				matched = append(matched, svc.GetName())
+			}
+		}
+		if len(matched) != 1 || matched[0] != d.Name+"-metrics" {
+			t.Errorf("%s selects Services %v, want only %s-metrics", s.GetKind(), matched, d.Name)
+		}
+	}
+}
+
+func subset(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return len(sel) > 0
+}
