@@ -97,3 +97,9 @@ func SharedDir() (string, bool) {
 	}
 	return dir, false
 }
+
+// FixtureCRDDir is a folder of third-party CRDs generated for envtest by `make manifests`
+// (hack/fixture-crds.sh): "kamaji", "flux" or "monitoring". Pass it to Start.
+func FixtureCRDDir(name string) string {
+	return filepath.Join(RepoRoot(), "internal", "testenv", "crds", name)
+}

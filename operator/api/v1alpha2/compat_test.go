@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/cozystack/etcd-operator/operator/internal/testenv"
+	"github.com/cozystack/etcd-operator/internal/testenv"
 )
 
 // Compatibility with the public cozystack/etcd-operator v1alpha2 API: its manifests must apply

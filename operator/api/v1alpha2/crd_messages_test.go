@@ -7,8 +7,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/cozystack/etcd-operator/internal/testenv"
 	v1 "github.com/cozystack/etcd-operator/operator/api/v1alpha2"
-	"github.com/cozystack/etcd-operator/operator/internal/testenv"
 )
 
 // celMessages lists the exported message constants. A constant missing from the generated CRDs

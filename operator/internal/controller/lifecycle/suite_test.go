@@ -17,11 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/cozystack/etcd-operator/internal/testenv"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
-	"github.com/cozystack/etcd-operator/operator/internal/testenv"
 )
 
 var (

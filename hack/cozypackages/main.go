@@ -1,0 +1,46 @@
+// Command cozypackages writes the generated parts of the Cozystack packages in packages/ from the
+// charts in charts/, so the packages can never drift from the charts they wrap. `make manifests`
+// runs it after the charts' own generators; `make verify` fails when its output is stale.
+//
+// How each package wraps its chart follows what Cozystack does (see packages/README.md):
+//
+//   - system/etcd-operator: a Cozystack-side chart with ours as a vendored subchart in charts/,
+//     copied as plain files (Cozystack's `make update` pulls upstream charts into charts/ the same
+//     way; no symlinks, so the package is self-contained when Cozystack packs it). The CRDs are
+//     left out of the copy: they ship in system/etcd-operator-crds, as templates, so that upgrades
+//     update them (Helm never upgrades a chart's crds/) and uninstalls keep them. The copy's
+//     values.schema.json also allows "global", which Helm passes to every subchart.
+//   - extra/etcd: a tenant app's values are the top level of its HelmRelease (the dashboard writes
+//     the app's spec there), which a subchart cannot receive, so the chart's templates and values
+//     are copied into the package itself, beside the package's own cozystack-* templates. Its
+//     values.schema.json is the chart's plus the _namespace/_cluster keys that Cozystack merges in
+//     from the cozystack-values Secret.
+//   - system/etcd-rd: the ApplicationDefinition, with the openAPISchema taken from the chart's
+//     values.schema.json and the icon from extra/etcd/logos.
+//
+// Usage: go run ./hack/cozypackages [-root .]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	root := flag.String("root", ".", "repository root")
+	flag.Parse()
+	if err := run(*root); err != nil {
+		fmt.Fprintln(os.Stderr, "cozypackages:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root string) error {
+	for _, step := range []func(string) error{syncOperator, syncCRDs, syncTenant, writeApplicationDefinition} {
+		if err := step(root); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cozystack/etcd-operator/internal/chartrender"
+	"github.com/cozystack/etcd-operator/internal/testenv"
+)
+
+// The committed packages render the way Cozystack installs them. (`make verify` checks that they
+// are up to date with charts/; internal/dryrun applies the same objects to a real apiserver.)
+
+func renderPackage(t *testing.T, pkg, release, ns string, values map[string]any) ([]chartrender.Manifest, error) {
+	t.Helper()
+	return chartrender.RenderManifests(filepath.Join(testenv.RepoRoot(), pkg), values,
+		chartrender.Options{ReleaseName: release, Namespace: ns, IncludeCRDs: true, Strict: true})
+}
+
+func kinds(ms []chartrender.Manifest) map[string][]*unstructured.Unstructured {
+	out := map[string][]*unstructured.Unstructured{}
+	for _, m := range ms {
+		out[m.Object.GetKind()] = append(out[m.Object.GetKind()], m.Object)
+	}
+	return out
+}
+
+// cozyValues are what Cozystack merges in from the tenant namespace's cozystack-values Secret.
+func cozyValues(etcdNamespace string) map[string]any {
+	return map[string]any{
+		"_namespace": map[string]any{"etcd": etcdNamespace, "host": "tenant-a.example.org"},
+		"_cluster":   map[string]any{"root-host": "example.org"},
+	}
+}
+
+func TestTenantPackageRendersForCozystack(t *testing.T) {
+	ms, err := renderPackage(t, tenantPackage, "etcd", "tenant-a", cozyValues("tenant-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(ms)
+	if len(k["EtcdCluster"]) != 1 {
+		t.Fatalf("want one EtcdCluster, got kinds %v", keys(k))
+	}
+	wm := k["WorkloadMonitor"]
+	if len(wm) != 1 {
+		t.Fatalf("want one WorkloadMonitor, got kinds %v", keys(k))
+	}
+	if got, _, _ := unstructured.NestedInt64(wm[0].Object, "spec", "minReplicas"); got != 2 {
+		t.Errorf("minReplicas of 3 members is %d, want 2 (a majority)", got)
+	}
+}
+
+func TestTenantPackageGuards(t *testing.T) {
+	cases := map[string]struct {
+		release, ns, owner, want string
+	}{
+		"release name":        {"etcd2", "tenant-a", "tenant-a", "must be named etcd"},
+		"etcd of an ancestor": {"etcd", "tenant-a", "tenant-root", "this tenant's etcd is the one in namespace tenant-root"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := renderPackage(t, tenantPackage, tc.release, tc.ns, cozyValues(tc.owner))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	// Outside Cozystack (no cozystack-values) the package still renders.
+	if _, err := renderPackage(t, tenantPackage, "etcd", "tenant-a", nil); err != nil {
+		t.Errorf("without Cozystack values: %v", err)
+	}
+}
+
+func TestSystemPackagesSplitOperatorAndCRDs(t *testing.T) {
+	op, err := renderPackage(t, operatorPackage, "etcd-operator", "cozy-etcd-operator", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(op)
+	if len(k["Deployment"]) != 1 || len(k["CustomResourceDefinition"]) != 0 {
+		t.Errorf("the operator package must hold the Deployment and no CRDs; kinds %v", keys(k))
+	}
+	if r, _, _ := unstructured.NestedInt64(k["Deployment"][0].Object, "spec", "replicas"); r != 2 {
+		t.Errorf("the package's values did not reach the subchart: replicas %d, want 2", r)
+	}
+	crds, err := renderPackage(t, crdsPackage, "etcd-operator-crds", "cozy-etcd-operator", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Glob(filepath.Join(testenv.CRDDir(), "*.yaml"))
+	if len(crds) != len(want) || len(want) == 0 {
+		t.Fatalf("%d CRDs rendered, charts/etcd-operator/crds has %d", len(crds), len(want))
+	}
+	for _, m := range crds {
+		if m.Object.GetKind() != "CustomResourceDefinition" || m.Object.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("%s %s: want a CRD kept on uninstall", m.Object.GetKind(), m.Object.GetName())
+		}
+	}
+}
+
+func TestApplicationDefinitionPackageRenders(t *testing.T) {
+	ms, err := renderPackage(t, rdPackage, "etcd-rd", "cozy-system", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Object.GetKind() != "ApplicationDefinition" || ms[0].Object.GetName() != "etcd" {
+		t.Fatalf("want the ApplicationDefinition etcd, got %d objects", len(ms))
+	}
+}
+
+func keys(m map[string][]*unstructured.Unstructured) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package dryrun
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/cozystack/etcd-operator/internal/chartrender"
+	"github.com/cozystack/etcd-operator/internal/fluxexamples"
+	"github.com/cozystack/etcd-operator/internal/testenv"
+)
+
+func sharedDir() (string, bool) { return testenv.SharedDir() }
+
+// check applies objs and fails the test for each rejection; it logs what was skipped and why.
+func check(t *testing.T, namespace string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	if len(objs) == 0 {
+		t.Fatal("nothing to validate")
+	}
+	results := env.Apply(context.Background(), namespace, objs)
+	for _, f := range Failures(results) {
+		t.Error(f)
+	}
+	t.Log(Summary(results))
+}
+
+func TestFluxExamples(t *testing.T) {
+	objs, err := fluxexamples.LoadDir(filepath.Join(testenv.RepoRoot(), fluxexamples.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var us []*unstructured.Unstructured
+	for _, o := range objs {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
+		us = append(us, u)
+	}
+	check(t, "default", us)
+}
+
+// TestChartDefaults renders every chart in charts/ with its default values through chartrender.
+func TestChartDefaults(t *testing.T) {
+	charts, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "charts", "*", "Chart.yaml"))
+	if len(charts) < 2 {
+		t.Fatalf("want the operator and etcd charts, found %v", charts)
+	}
+	for _, c := range charts {
+		dir := filepath.Dir(c)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			objs, err := chartrender.Render(dir, nil, "tenant-defaults")
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "tenant-defaults", objs)
+		})
+	}
+}
+
+// TestChartValueMatrix validates the charts' golden renders, charts/testdata/<chart>/<case>.yaml:
+// chartrender's output for every case of the charts' value matrix (the chart tests keep them
+// current), so each case reaches the apiserver without this package repeating the matrix.
+func TestChartValueMatrix(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "charts", "testdata", "*", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no golden renders under charts/testdata")
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			objs, err := readObjects(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "matrix-"+strings.ReplaceAll(filepath.Base(filepath.Dir(f)), "_", "-"), objs)
+		})
+	}
+}
+
+// TestPackages renders the Cozystack packages as Cozystack installs them.
+func TestPackages(t *testing.T) {
+	cozy := map[string]any{"_namespace": map[string]any{"etcd": "tenant-pkg"}, "_cluster": map[string]any{}}
+	for _, p := range []struct {
+		dir, release, namespace string
+		values                  map[string]any
+	}{
+		{"packages/system/etcd-operator-crds", "etcd-operator-crds", "cozy-etcd-operator", nil},
+		{"packages/system/etcd-operator", "etcd-operator", "cozy-etcd-operator", nil},
+		{"packages/extra/etcd", "etcd", "tenant-pkg", cozy},
+		{"packages/system/etcd-rd", "etcd-rd", "cozy-system", nil},
+	} {
+		t.Run(p.dir, func(t *testing.T) {
+			ms, err := chartrender.RenderManifests(filepath.Join(testenv.RepoRoot(), p.dir), p.values,
+				chartrender.Options{ReleaseName: p.release, Namespace: p.namespace, IncludeCRDs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs := make([]*unstructured.Unstructured, len(ms))
+			for i, m := range ms {
+				objs[i] = m.Object
+			}
+			check(t, p.namespace, objs)
+		})
+	}
+}
+
+func readObjects(file string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(raw), "\n---") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}

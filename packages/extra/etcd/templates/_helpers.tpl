@@ -1,0 +1,80 @@
+{{- /* The EtcdCluster's name; every object the chart renders is named after it. */ -}}
+{{- define "etcd.cluster" -}}
+{{- .Values.clusterName | default .Release.Name -}}
+{{- end -}}
+
+{{- define "etcd.labels" -}}
+app.kubernetes.io/name: etcd
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: {{ include "etcd.cluster" . }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- /* Selects the cluster's member Pods: the operator's own selector (see operator/internal/resources). */ -}}
+{{- define "etcd.memberSelector" -}}
+app.kubernetes.io/name: etcd
+etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
+{{- end -}}
+
+{{- /* Secret and Issuer names of the chart's PKI; stable, because Kamaji and network policies refer to them. */ -}}
+{{- define "etcd.caSecret" -}}{{ include "etcd.cluster" . }}-ca-tls{{- end -}}
+{{- define "etcd.peerCASecret" -}}{{ include "etcd.cluster" . }}-peer-ca-tls{{- end -}}
+{{- define "etcd.caIssuer" -}}{{ include "etcd.cluster" . }}-ca{{- end -}}
+{{- define "etcd.peerCAIssuer" -}}
+{{- if .Values.tls.pki.separatePeerCA }}{{ include "etcd.cluster" . }}-peer-ca{{ else }}{{ include "etcd.caIssuer" . }}{{ end -}}
+{{- end -}}
+{{- define "etcd.serverSecret" -}}{{ include "etcd.cluster" . }}-server-tls{{- end -}}
+{{- define "etcd.peerSecret" -}}{{ include "etcd.cluster" . }}-peer-tls{{- end -}}
+{{- define "etcd.clientSecret" -}}{{ include "etcd.cluster" . }}-client-tls{{- end -}}
+
+{{- /* pki mode with leaf certificates the chart renders itself. */ -}}
+{{- define "etcd.chartLeaves" -}}
+{{- if and (eq .Values.tls.mode "pki") (eq .Values.tls.pki.leafCertificates "chart") }}true{{ end -}}
+{{- end -}}
+
+{{- /* The client certificate (CN root) is needed by the operator (chart leaves with mTLS) or by Kamaji. */ -}}
+{{- define "etcd.clientCert" -}}
+{{- if eq .Values.tls.mode "pki" }}
+{{- if or .Values.dataStore.enabled (and (include "etcd.chartLeaves" .) .Values.tls.clientAuth) }}true{{ end }}
+{{- end -}}
+{{- end -}}
+
+{{- /* Fails early, with the value to change, where the API or a dependent object would fail later. */ -}}
+{{- define "etcd.validate" -}}
+{{- $v := .Values }}
+{{- if gt (len (include "etcd.cluster" .)) 40 }}
+{{- fail (printf "the cluster name %q is longer than 40 characters; set clusterName" (include "etcd.cluster" .)) }}
+{{- end }}
+{{- if and $v.dataStore.enabled (ne $v.tls.mode "pki") }}
+{{- fail "dataStore.enabled needs tls.mode=pki: a Kamaji DataStore for etcd needs the CA's private key, which only the chart's own PKI has" }}
+{{- end }}
+{{- if and $v.auth.enabled (eq $v.tls.mode "none") }}
+{{- fail "auth.enabled needs TLS on the client plane (tls.mode other than none): credentials must not cross a plaintext connection" }}
+{{- end }}
+{{- if and $v.auth.enabled (not $v.auth.rootCredentialsSecretName) }}
+{{- fail "auth.enabled needs auth.rootCredentialsSecretName (a basic-auth Secret with username root)" }}
+{{- end }}
+{{- if and (eq $v.tls.mode "issuers") (not $v.tls.issuers.server.name) }}
+{{- fail "tls.mode=issuers needs tls.issuers.server.name" }}
+{{- end }}
+{{- if eq $v.tls.mode "secrets" }}
+{{- if not $v.tls.secrets.server }}{{ fail "tls.mode=secrets needs tls.secrets.server" }}{{ end }}
+{{- if and $v.tls.clientAuth (not $v.tls.secrets.operatorClient) }}{{ fail "tls.mode=secrets with tls.clientAuth needs tls.secrets.operatorClient" }}{{ end }}
+{{- if and $v.tls.peer (not $v.tls.secrets.peer) }}{{ fail "tls.mode=secrets with tls.peer needs tls.secrets.peer" }}{{ end }}
+{{- end }}
+{{- $r := $v.bootstrap.restore }}
+{{- if and (eq $r.source "s3") (not (and $r.s3.endpoint $r.s3.bucket $r.s3.key $r.s3.credentialsSecretName)) }}
+{{- fail "bootstrap.restore.source=s3 needs bootstrap.restore.s3.endpoint, bucket, key and credentialsSecretName" }}
+{{- end }}
+{{- if and (eq $r.source "pvc") (not (and $r.pvc.claimName $r.pvc.subPath)) }}
+{{- fail "bootstrap.restore.source=pvc needs bootstrap.restore.pvc.claimName and subPath" }}
+{{- end }}
+{{- end -}}
+
+{{- define "etcd.privateKey" -}}
+algorithm: {{ .Values.tls.pki.privateKey.algorithm }}
+{{- if ne .Values.tls.pki.privateKey.algorithm "Ed25519" }}
+size: {{ .Values.tls.pki.privateKey.size }}
+{{- end }}
+{{- end -}}

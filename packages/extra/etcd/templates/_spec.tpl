@@ -1,0 +1,89 @@
+{{- /* spec.bootstrap from bootstrap.restore. */ -}}
+{{- define "etcd.bootstrapSpec" -}}
+{{- $r := .Values.bootstrap.restore }}
+{{- if eq $r.source "s3" }}
+bootstrap:
+  restore:
+    source:
+      s3:
+        endpoint: {{ $r.s3.endpoint | quote }}
+        bucket: {{ $r.s3.bucket | quote }}
+        key: {{ $r.s3.key | quote }}
+        credentialsSecretRef:
+          name: {{ $r.s3.credentialsSecretName }}
+        {{- with $r.s3.region }}
+        region: {{ . | quote }}
+        {{- end }}
+        {{- if $r.s3.forcePathStyle }}
+        forcePathStyle: true
+        {{- end }}
+{{- else if eq $r.source "pvc" }}
+bootstrap:
+  restore:
+    source:
+      pvc:
+        claimName: {{ $r.pvc.claimName }}
+        subPath: {{ $r.pvc.subPath | quote }}
+{{- end }}
+{{- end -}}
+
+{{- /* An IssuerReference from {name, kind}. */ -}}
+{{- define "etcd.issuerRef" -}}
+name: {{ .name }}
+kind: {{ .kind | default "Issuer" }}
+{{- end -}}
+
+{{- /* spec.tls for tls.mode: Secrets the chart's Certificates fill, the chart's or the user's issuers
+for the operator's cert-manager mode, or the user's Secrets. */ -}}
+{{- define "etcd.tlsSpec" -}}
+{{- $t := .Values.tls }}
+{{- if ne $t.mode "none" }}
+{{- $server := dict }}{{- $client := dict }}{{- $peer := dict }}
+{{- if include "etcd.chartLeaves" . }}
+{{- $server = dict "secret" (include "etcd.serverSecret" .) }}
+{{- $client = dict "secret" (include "etcd.clientSecret" .) }}
+{{- $peer = dict "secret" (include "etcd.peerSecret" .) }}
+{{- else if eq $t.mode "pki" }}
+{{- $server = dict "issuer" (dict "name" (include "etcd.caIssuer" .) "kind" "Issuer") }}
+{{- $client = $server }}
+{{- $peer = dict "issuer" (dict "name" (include "etcd.peerCAIssuer" .) "kind" "Issuer") }}
+{{- else if eq $t.mode "issuers" }}
+{{- $server = dict "issuer" $t.issuers.server }}
+{{- $client = dict "issuer" (ternary $t.issuers.operatorClient $t.issuers.server (ne $t.issuers.operatorClient.name "")) }}
+{{- $peer = dict "issuer" (ternary $t.issuers.peer $t.issuers.server (ne $t.issuers.peer.name "")) }}
+{{- else }}
+{{- $server = dict "secret" $t.secrets.server }}
+{{- $client = dict "secret" $t.secrets.operatorClient }}
+{{- $peer = dict "secret" $t.secrets.peer }}
+{{- end }}
+tls:
+  client:
+    {{- if get $server "secret" }}
+    serverSecretRef:
+      name: {{ $server.secret }}
+    {{- if $t.clientAuth }}
+    operatorClientSecretRef:
+      name: {{ $client.secret }}
+    {{- end }}
+    {{- else }}
+    certManager:
+      serverIssuerRef:
+        {{- include "etcd.issuerRef" $server.issuer | nindent 8 }}
+      {{- if $t.clientAuth }}
+      operatorClientIssuerRef:
+        {{- include "etcd.issuerRef" $client.issuer | nindent 8 }}
+      {{- end }}
+    {{- end }}
+  {{- if $t.peer }}
+  peer:
+    {{- if get $peer "secret" }}
+    secretRef:
+      name: {{ $peer.secret }}
+    {{- else }}
+    certManager:
+      issuerRef:
+        {{- include "etcd.issuerRef" $peer.issuer | nindent 8 }}
+    {{- end }}
+  {{- end }}
+{{- end }}
+{{- end -}}
