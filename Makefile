@@ -22,7 +22,10 @@ export ETCD_OPERATOR_TOOLS := $(TOOLS_DIR)
 
 CRD_DIR := charts/etcd-operator/crds
 RBAC_DIR := charts/etcd-operator/files/rbac
-GENERATED := operator/api $(CRD_DIR) $(RBAC_DIR) docs/api-reference.md
+# Charts whose values.schema.json and README parameter table hack/chartschema writes.
+CHARTS := $(patsubst %/,%,$(sort $(dir $(wildcard charts/*/Chart.yaml))))
+CHART_DOCS := $(foreach c,$(CHARTS),$(c)/values.schema.json $(c)/README.md)
+GENERATED := operator/api tenants/api internal/testenv/crds packages $(CRD_DIR) $(RBAC_DIR) docs/api-reference.md $(CHART_DOCS)
 GO_TEST_FLAGS ?= -count=1
 E2E_TIMEOUT ?= 60m
 
@@ -40,13 +43,17 @@ tools: ## Build every pinned tool from the Go module proxy into the tools cache 
 
 .PHONY: generate
 generate: tools ## Generate deepcopy code from the API types.
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./operator/api/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./operator/api/... paths=./tenants/api/...
 
 .PHONY: manifests
-manifests: tools ## Generate CRDs and RBAC from the controller-gen markers.
+manifests: tools ## Generate CRDs and RBAC from the controller-gen markers, chart values schemas and README tables.
 	$(CONTROLLER_GEN) crd paths=./operator/api/... output:crd:dir=$(CRD_DIR)
 	$(CONTROLLER_GEN) rbac:roleName=etcd-operator paths=./operator/... output:rbac:dir=$(RBAC_DIR)
 	go run ./hack/apidocs -crds $(CRD_DIR) -out docs/api-reference.md
+	go run ./hack/chartschema $(CHARTS)
+	hack/fixture-crds.sh $(CONTROLLER_GEN)
+	@# Last: the Cozystack packages copy the charts as the steps above left them.
+	go run ./hack/cozypackages
 
 .PHONY: fmt
 fmt: ## gofmt every Go file.
@@ -66,26 +73,30 @@ verify: generate manifests ## Fail when generated files are stale or code is not
 
 .PHONY: lint
 lint: tools ## go vet, staticcheck (e2e files included) and helm lint.
-	go vet -tags e2e ./...
-	$(STATICCHECK) -tags e2e ./...
-	$(HELM) lint --strict --kube-version $(KUBERNETES_VERSION:v%=%) charts/etcd-operator
+	go vet -tags e2e,bench ./...
+	$(STATICCHECK) -tags e2e,bench ./...
+	$(HELM) lint --strict --kube-version $(KUBERNETES_VERSION:v%=%) $(CHARTS)
 
 .PHONY: test-unit
 test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and etcd from the tools cache).
 	go test $(GO_TEST_FLAGS) ./...
 
+# The binaries the local cluster and the e2e suites run (built by `make build`).
+E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager
+
 .PHONY: test-e2e
 test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
 	hack/e2e-deps.sh
-	LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager \
-		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) ./e2e/... ./operator/internal/e2e/...
+	$(E2E_ENV) go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) ./e2e/... ./operator/internal/e2e/...
 
 .PHONY: test
 test: verify lint test-unit test-e2e ## Everything CI runs.
 
 .PHONY: bench
-bench: tools build ## Benchmarks (prints tables).
-	go test -run '^$$' -bench . -benchtime 1x -tags e2e ./e2e/... ./operator/...
+bench: tools build ## Benchmarks on the local cluster (needs root; prints tables). BENCH_IDLE_CLUSTERS=100 by default.
+	hack/e2e-deps.sh
+	$(E2E_ENV) go test -run '^$$' -bench . -benchtime 1x -tags e2e ./e2e/...
+	$(E2E_ENV) go test -run '^TestBench$$' -v -count=1 -timeout 90m -tags e2e,bench ./operator/internal/e2e/bench/
 
 ##@ Develop
 
@@ -98,6 +109,10 @@ dev-down: ## Remove a local cluster left by an interrupted `make dev`.
 	bin/localcluster down --name $${DEV_CLUSTER_NAME:-dev}
 
 ##@ Build
+
+.PHONY: vendor-charts
+vendor-charts: ## Pull the third-party charts pinned in Chartfile.yaml into third_party/charts (needs the chart repositories).
+	go run ./hack/chartfile -helm $(HELM)
 
 .PHONY: build
 build: ## Build the binaries into bin/.

@@ -22,6 +22,12 @@ const (
 	ManagedBy = "etcd-operator"
 )
 
+// AnnotationInitialClusterState on a member Pod feeds etcd's ETCD_INITIAL_CLUSTER_STATE through
+// the downward API. The kubelet resolves it at every container start, so once the cluster has
+// formed the operator flips a seed's Pod to "existing": a seed restarted in place with a wiped
+// data dir then fails loudly instead of bootstrapping an empty new cluster.
+const AnnotationInitialClusterState = LabelPrefix + "initial-cluster-state"
+
 // Finalizers.
 const (
 	// MemberCleanupFinalizer makes the deletion of an EtcdMember wait for MemberRemove.

@@ -59,8 +59,11 @@ func Image(m *v1alpha2.EtcdMember, defaultRepo string) string {
 
 // Pod builds a member's Pod. Its name is the member's, so a replacement Pod keeps the DNS name.
 func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
+	meta := memberObjectMeta(m, m.Name)
+	meta.Annotations = MergeMetadata(meta.Annotations, map[string]string{
+		v1alpha2.AnnotationInitialClusterState: InitialClusterState(m, opts.ClusterFormed)})
 	return &corev1.Pod{
-		ObjectMeta: memberObjectMeta(m, m.Name),
+		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
 			Hostname:                      m.Name,
 			Subdomain:                     HeadlessServiceName(m.Spec.ClusterName),
@@ -84,7 +87,8 @@ func etcdContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Container {
 	return corev1.Container{
 		Name:    containerName,
 		Image:   Image(m, opts.ImageRepository),
-		Command: append([]string{"etcd"}, EtcdFlags(m, opts.ClusterFormed)...),
+		Command: append([]string{"etcd"}, EtcdFlags(m)...),
+		Env:     []corev1.EnvVar{initialClusterStateEnv()},
 		Ports: []corev1.ContainerPort{
 			{Name: "client", ContainerPort: v1alpha2.ClientPort, Protocol: corev1.ProtocolTCP},
 			{Name: "peer", ContainerPort: v1alpha2.PeerPort, Protocol: corev1.ProtocolTCP},
@@ -100,7 +104,9 @@ func etcdContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Container {
 }
 
 // EtcdFlags are the etcd command-line flags of a member, in a stable order.
-func EtcdFlags(m *v1alpha2.EtcdMember, clusterFormed bool) []string {
+// The initial cluster state is not a flag: it comes from the Pod annotation (see
+// AnnotationInitialClusterState), which can change under a running Pod.
+func EtcdFlags(m *v1alpha2.EtcdMember) []string {
 	cs, ps := clientScheme(m.Spec.TLS), peerScheme(m.Spec.TLS)
 	flags := []string{
 		"--name=" + m.Name,
@@ -111,11 +117,15 @@ func EtcdFlags(m *v1alpha2.EtcdMember, clusterFormed bool) []string {
 		"--initial-advertise-peer-urls=" + PeerURL(m),
 		"--initial-cluster=" + m.Spec.InitialCluster,
 		"--initial-cluster-token=" + m.Spec.ClusterToken,
-		"--initial-cluster-state=" + InitialClusterState(m, clusterFormed),
 		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", v1alpha2.MetricsPort),
 	}
 	flags = append(flags, optionFlags(m.Spec.Options)...)
 	return append(flags, tlsFlags(m.Spec.TLS)...)
+}
+
+func initialClusterStateEnv() corev1.EnvVar {
+	return corev1.EnvVar{Name: "ETCD_INITIAL_CLUSTER_STATE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		APIVersion: "v1", FieldPath: fmt.Sprintf("metadata.annotations['%s']", v1alpha2.AnnotationInitialClusterState)}}}
 }
 
 func optionFlags(o *v1alpha2.EtcdOptions) []string {

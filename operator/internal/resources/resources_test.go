@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -90,8 +89,8 @@ func TestInitialClusterState(t *testing.T) {
 		if got := InitialClusterState(m, tc.clusterFormed); got != tc.want {
 			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
 		}
-		if flags := EtcdFlags(m, tc.clusterFormed); !slices.Contains(flags, "--initial-cluster-state="+tc.want) {
-			t.Errorf("%s: flags %v lack the state", tc.name, flags)
+		if got := Pod(m, PodOptions{ClusterFormed: tc.clusterFormed}).Annotations[v1alpha2.AnnotationInitialClusterState]; got != tc.want {
+			t.Errorf("%s: Pod annotation %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
@@ -107,6 +106,11 @@ func TestMinAvailable(t *testing.T) {
 	}
 	if PodDisruptionBudget(testCluster(), 0) != nil {
 		t.Error("no voters must mean no PDB")
+	}
+	off := testCluster()
+	off.Spec.PodDisruptionBudget = &v1alpha2.PodDisruptionBudgetSpec{Enabled: ptr.To(false)}
+	if PodDisruptionBudget(off, 3) != nil {
+		t.Error("podDisruptionBudget.enabled=false must mean no PDB")
 	}
 	pdb := PodDisruptionBudget(testCluster(), 1)
 	if pdb.Spec.MinAvailable.IntValue() != 2 || pdb.Spec.Selector.MatchLabels[v1alpha2.LabelRole] != v1alpha2.RoleVoter {

@@ -28,11 +28,17 @@ func TestBrokenReason(t *testing.T) {
 		}
 		return p
 	}
-	crashing := func(restarts int32, reason string) func(*corev1.Pod) {
+	crashingFor := func(restarts int32, reason, waiting string, ran time.Duration) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {
+			started := metav1.NewTime(now.Add(-time.Hour))
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "etcd", RestartCount: restarts,
-				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason}}}}
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waiting}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason,
+					StartedAt: started, FinishedAt: metav1.NewTime(started.Add(ran))}}}}
 		}
+	}
+	crashing := func(restarts int32, reason string) func(*corev1.Pod) {
+		return crashingFor(restarts, reason, "CrashLoopBackOff", time.Second)
 	}
 	nodeDown := func(since time.Duration) nodeReadiness {
 		return func(string) (time.Time, bool) { return now.Add(-since), true }
@@ -55,8 +61,13 @@ func TestBrokenReason(t *testing.T) {
 		{"tmpfs node NotReady past grace", mem(memory, "u1"), pod("u1"), nodeDown(2 * time.Minute), "node n1"},
 		{"tmpfs node NotReady within grace", mem(memory, "u1"), pod("u1"), nodeDown(30 * time.Second), ""},
 		{"PVC member on NotReady node waits for it", mem(pvc, "u1"), pod("u1"), nodeDown(time.Hour), ""},
-		{"crash loop", mem(pvc, "u1"), pod("u1", crashing(5, "Error")), nodeUp, "etcd has restarted 5 times"},
-		{"few restarts", mem(pvc, "u1"), pod("u1", crashing(4, "Error")), nodeUp, ""},
+		{"crash loop", mem(pvc, "u1"), pod("u1", crashing(3, "Error")), nodeUp, "etcd has restarted 3 times"},
+		{"few restarts", mem(pvc, "u1"), pod("u1", crashing(2, "Error")), nodeUp, ""},
+		{"restarting now after a long run", mem(pvc, "u1"), pod("u1", crashingFor(7, "Error", "CrashLoopBackOff", time.Hour)), nodeUp, ""},
+		{"restarts in the past, not waiting now", mem(pvc, "u1"), pod("u1", crashingFor(7, "Error", "", time.Second)), nodeUp, ""},
+		{"tmpfs node NotReady past grace, Pod evicted", mem(memory, "u1"), pod("u1", func(p *corev1.Pod) {
+			p.DeletionTimestamp = &metav1.Time{Time: now}
+		}), nodeDown(2 * time.Minute), "node n1"},
 		{"OOM kills are not data loss", mem(pvc, "u1"), pod("u1", crashing(9, "OOMKilled")), nodeUp, ""},
 	}
 	for _, tc := range cases {

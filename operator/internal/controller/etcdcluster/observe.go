@@ -42,6 +42,28 @@ func (r *Reconciler) loadMembers(ctx context.Context, st *clusterState) error {
 	for i := range pods.Items {
 		st.pods[pods.Items[i].Name] = &pods.Items[i]
 	}
+	return r.confirmLostPods(ctx, st)
+}
+
+// confirmLostPods re-reads, from the apiserver itself, the Pod of a tmpfs member that the cache
+// says is gone or replaced: the member's status can name a Pod the Pod cache has not seen yet,
+// and mistaking that lag for lost data would replace a healthy new member.
+func (r *Reconciler) confirmLostPods(ctx context.Context, st *clusterState) error {
+	for i := range st.members {
+		m := &st.members[i]
+		if pod := st.pods[m.Name]; !topology.PodMayBeLost(m, pod) {
+			continue
+		}
+		live, err := topology.LivePod(ctx, r.apiReader, m)
+		if err != nil {
+			return err
+		}
+		if live != nil {
+			st.pods[m.Name] = live
+		} else {
+			delete(st.pods, m.Name)
+		}
+	}
 	return nil
 }
 

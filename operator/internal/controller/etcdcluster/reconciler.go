@@ -36,6 +36,8 @@ type Reconciler struct {
 
 	once    sync.Once
 	backoff *backoff.Tracker
+	// apiReader reads around the cache, to confirm what the cache says is gone.
+	apiReader client.Reader
 }
 
 // DefaultNodeGracePeriod is shorter than the 5-minute default eviction of Pods from a NotReady
@@ -57,6 +59,7 @@ const DefaultNodeGracePeriod = 90 * time.Second
 // SetupWithManager registers the controller. Only spec changes of the cluster trigger it (its
 // own status writes do not); any change of an owned member, Service or PDB does.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.apiReader = mgr.GetAPIReader()
 	if r.NodeGracePeriod == 0 {
 		r.NodeGracePeriod = DefaultNodeGracePeriod
 	}

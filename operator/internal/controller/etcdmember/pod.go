@@ -12,6 +12,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // loadPod reads the member's Pod and notices when a tmpfs member's data is gone: its recorded
@@ -27,6 +28,11 @@ func (r *Reconciler) loadPod(ctx context.Context, st *memberState) (bool, error)
 		return false, err
 	case !metav1.IsControlledBy(pod, m):
 		return false, fmt.Errorf("pod %s/%s exists but is not controlled by member uid %s", pod.Namespace, pod.Name, m.UID)
+	}
+	if topology.PodMayBeLost(m, pod) {
+		if pod, err = topology.LivePod(ctx, r.apiReader, m); err != nil {
+			return false, err
+		}
 	}
 	st.pod = pod
 	if m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory && m.Status.PodUID != "" {
@@ -120,26 +126,35 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 	return false, nil
 }
 
-// syncPodLabels keeps the role=voter label in step with etcd (the PDB selects on it).
-func (r *Reconciler) syncPodLabels(ctx context.Context, st *memberState) (bool, error) {
-	if st.pod == nil {
+// syncPodMetadata keeps the role=voter label in step with etcd (the PDB selects on it) and
+// flips a seed's initial-cluster-state annotation to "existing" once the cluster has formed.
+func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool, error) {
+	if st.pod == nil || !st.pod.DeletionTimestamp.IsZero() {
 		return false, nil
 	}
-	want := resources.MemberLabels(st.member.Spec.ClusterName, st.member.Name, st.member.Status.IsVoter)
-	labels := maps.Clone(st.pod.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	maps.Copy(labels, want)
-	if !st.member.Status.IsVoter {
+	m := st.member
+	labels := withOwned(st.pod.Labels, resources.MemberLabels(m.Spec.ClusterName, m.Name, m.Status.IsVoter))
+	if !m.Status.IsVoter {
 		delete(labels, v1alpha2.LabelRole)
 	}
-	if maps.Equal(labels, st.pod.Labels) {
+	annotations := withOwned(st.pod.Annotations, map[string]string{
+		v1alpha2.AnnotationInitialClusterState: resources.InitialClusterState(m, st.cluster.Status.ClusterID != "")})
+	if maps.Equal(labels, st.pod.Labels) && maps.Equal(annotations, st.pod.Annotations) {
 		return false, nil
 	}
 	patch := client.MergeFrom(st.pod.DeepCopy())
-	st.pod.Labels = labels
+	st.pod.Labels, st.pod.Annotations = labels, annotations
 	return false, r.Client.Patch(ctx, st.pod, patch)
+}
+
+// withOwned is a copy of have with the operator-owned entries of want set.
+func withOwned(have, want map[string]string) map[string]string {
+	out := maps.Clone(have)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, want)
+	return out
 }
 
 func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {

@@ -33,6 +33,8 @@ type Reconciler struct {
 
 	once    sync.Once
 	backoff *backoff.Tracker
+	// apiReader reads around the cache, to confirm what the cache says is gone.
+	apiReader client.Reader
 }
 
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers,verbs=get;list;watch;create;update;patch;delete
@@ -46,6 +48,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller: EtcdMembers, and the Pods and PVCs they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.apiReader = mgr.GetAPIReader()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha2.EtcdMember{}).
 		Owns(&corev1.Pod{}).
@@ -73,7 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){
-		r.loadPod, r.park, r.ensurePVC, r.waitForRegistration, r.replaceTerminalPod, r.ensurePod, r.syncPodLabels,
+		r.loadPod, r.park, r.ensurePVC, r.waitForRegistration, r.replaceTerminalPod, r.ensurePod, r.syncPodMetadata,
 	} {
 		done, err := step(ctx, st)
 		if err != nil {

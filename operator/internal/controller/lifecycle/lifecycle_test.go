@@ -37,9 +37,13 @@ func TestBootstrapCreatesSeedServicesAndPod(t *testing.T) {
 	if want := resources.Pod(asCreated, resources.PodOptions{ImageRepository: "quay.io/coreos/etcd"}); !slices.Equal(p.Spec.Containers[0].Command, want.Spec.Containers[0].Command) {
 		t.Errorf("seed command %v, want %v", p.Spec.Containers[0].Command, want.Spec.Containers[0].Command)
 	}
-	if !slices.Contains(p.Spec.Containers[0].Command, "--initial-cluster-state=new") || p.Labels[v1alpha2.LabelRole] != v1alpha2.RoleVoter {
-		t.Errorf("seed Pod: %v labels %v", p.Spec.Containers[0].Command, p.Labels)
+	if p.Labels[v1alpha2.LabelRole] != v1alpha2.RoleVoter {
+		t.Errorf("seed Pod labels %v", p.Labels)
 	}
+	// Once formed, a restart of the seed in place must join, never bootstrap again.
+	waitFor(t, ns, "the seed Pod to be marked existing", func() bool {
+		return pod(t, ns, seed.Name).Annotations[v1alpha2.AnnotationInitialClusterState] == "existing"
+	})
 	var svc corev1.Service
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "etcd"}, &svc); err != nil || svc.Spec.ClusterIP != "None" || !svc.Spec.PublishNotReadyAddresses {
 		t.Errorf("headless Service: %v %+v", err, svc.Spec)
@@ -99,8 +103,8 @@ func TestScaleUpDownPauseResume(t *testing.T) {
 	if resumed.Name != seed.Name || resumed.Status.MemberID != seed.Status.MemberID || resumed.Spec.Dormant {
 		t.Errorf("resume must wake the same member: %s %s", resumed.Name, resumed.Status.MemberID)
 	}
-	if p := pod(t, ns, seed.Name); !slices.Contains(p.Spec.Containers[0].Command, "--initial-cluster-state=existing") {
-		t.Errorf("a resumed seed must join the existing cluster: %v", p.Spec.Containers[0].Command)
+	if p := pod(t, ns, seed.Name); p.Annotations[v1alpha2.AnnotationInitialClusterState] != "existing" {
+		t.Errorf("a resumed seed must join the existing cluster: %v", p.Annotations)
 	}
 	assertOneStepAtATime(t, fc.Ops())
 }

@@ -1,0 +1,201 @@
+//go:build e2e
+
+// Package e2eutil holds what the operator's end-to-end suites share: the scheme, the CRDs, the
+// operator (in the test binary or as its real process), etcd clients dialled into the local
+// cluster's network, and the EtcdCluster helpers the scenarios are written in.
+package e2eutil
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/e2e/localcluster"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+// DefaultEtcdVersion is the etcd the suites run unless E2E_ETCD_VERSION names another one of
+// the tools cache (hack/versions.env).
+const DefaultEtcdVersion = "3.6.16"
+
+// EtcdVersions are the versions the version-matrix scenarios run on.
+var EtcdVersions = []string{"3.6.16", "3.7.3"}
+
+// EtcdVersion is the version scenarios use by default.
+func EtcdVersion() string {
+	if v := strings.TrimPrefix(os.Getenv("E2E_ETCD_VERSION"), "v"); v != "" {
+		return v
+	}
+	return DefaultEtcdVersion
+}
+
+// Scheme knows client-go's kinds and ours.
+var Scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = v1alpha2.AddToScheme(s)
+	return s
+}()
+
+// PollInterval is how often conditions are re-checked; it bounds the resolution of timings.
+const PollInterval = 250 * time.Millisecond
+
+// InstallCRDs installs the chart's generated CRDs into the cluster.
+func InstallCRDs(c *framework.Cluster) error {
+	root, err := localcluster.FindModuleRoot()
+	if err != nil {
+		return err
+	}
+	_, err = envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join(root, "charts", "etcd-operator", "crds")}, ErrorIfPathMissing: true,
+	})
+	return err
+}
+
+// ClusterDialer dials inside the cluster's netns. Member URLs are <m>.<c>.<ns>.svc, which Pods
+// resolve through their search path; from outside the domain is appended explicitly.
+func ClusterDialer(c *framework.Cluster) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err == nil && strings.HasSuffix(host, ".svc") {
+			addr = net.JoinHostPort(host+"."+localcluster.ClusterDomain, port)
+		}
+		return c.DialContext(ctx, network, addr)
+	}
+}
+
+// NewNamespace creates a namespace for one test and deletes it afterwards.
+func NewNamespace(t testing.TB, c *framework.Cluster) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	if err := c.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Client.Delete(context.Background(), ns) })
+	return ns.Name
+}
+
+// CreateCluster creates an EtcdCluster of the default etcd version.
+func CreateCluster(t testing.TB, c *framework.Cluster, ns, name string, replicas int32, mutate ...func(*v1alpha2.EtcdClusterSpec)) {
+	t.Helper()
+	ec := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To(replicas), Version: EtcdVersion()}}
+	for _, m := range mutate {
+		m(&ec.Spec)
+	}
+	if err := c.Client.Create(context.Background(), ec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Tmpfs makes a cluster memory-backed.
+func Tmpfs(s *v1alpha2.EtcdClusterSpec) {
+	s.Storage = v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("256Mi")}
+}
+
+// Version pins a cluster's etcd version.
+func Version(v string) func(*v1alpha2.EtcdClusterSpec) {
+	return func(s *v1alpha2.EtcdClusterSpec) { s.Version = v }
+}
+
+// Scale sets spec.replicas.
+func Scale(t testing.TB, c *framework.Cluster, ns, name string, replicas int32) {
+	t.Helper()
+	ec := GetCluster(t, c, ns, name)
+	patch := client.MergeFrom(ec.DeepCopy())
+	ec.Spec.Replicas = ptr.To(replicas)
+	if err := c.Client.Patch(context.Background(), ec, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// GetCluster reads an EtcdCluster.
+func GetCluster(t testing.TB, c *framework.Cluster, ns, name string) *v1alpha2.EtcdCluster {
+	t.Helper()
+	ec := &v1alpha2.EtcdCluster{}
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, ec); err != nil {
+		t.Fatal(err)
+	}
+	return ec
+}
+
+// Members lists a cluster's EtcdMembers.
+func Members(t testing.TB, c *framework.Cluster, ns, name string) []v1alpha2.EtcdMember {
+	t.Helper()
+	var list v1alpha2.EtcdMemberList
+	if err := c.Client.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{v1alpha2.LabelCluster: name}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// Pod returns a Pod or nil when it does not exist.
+func Pod(t testing.TB, c *framework.Cluster, ns, name string) *corev1.Pod {
+	t.Helper()
+	var pod corev1.Pod
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod); err != nil {
+		return nil
+	}
+	return &pod
+}
+
+// Converged reports whether the cluster has n ready members, is healthy and idle, and etcd
+// itself lists n voters and nothing else.
+func Converged(t testing.TB, c *framework.Cluster, ns, name string, n int) bool {
+	t.Helper()
+	ec := GetCluster(t, c, ns, name)
+	avail := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionAvailable)
+	prog := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionProgressing)
+	if ec.Status.ReadyMembers != int32(n) || avail == nil || avail.Reason != v1alpha2.ReasonQuorumHealthy ||
+		prog == nil || prog.Status != metav1.ConditionFalse || len(Members(t, c, ns, name)) != n {
+		return false
+	}
+	list, err := MemberList(t, c, ns, name)
+	if err != nil {
+		return false
+	}
+	voters := 0
+	for _, m := range list.Members {
+		if !m.IsLearner {
+			voters++
+		}
+	}
+	return voters == n && len(list.Members) == n
+}
+
+// WaitConverged waits for Converged and returns how long it took.
+func WaitConverged(t testing.TB, c *framework.Cluster, ns, name string, n int, timeout time.Duration) time.Duration {
+	t.Helper()
+	return WaitFor(t, timeout, fmt.Sprintf("cluster %s/%s converged at %d", ns, name, n), func() bool {
+		return Converged(t, c, ns, name, n)
+	})
+}
+
+// WaitFor polls cond until it holds and returns how long that took; it fails the test after timeout.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(PollInterval)
+	}
+	return time.Since(start)
+}

@@ -1,0 +1,88 @@
+//go:build e2e
+
+package e2eutil
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+)
+
+// EtcdClient talks to the cluster's client Service from the test; it is closed with the test.
+func EtcdClient(t testing.TB, c *framework.Cluster, ns, name string) *clientv3.Client {
+	t.Helper()
+	dial := ClusterDialer(c)
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: []string{"http://" + name + "-client." + ns + ".svc:2379"}, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+// MemberList asks etcd itself who its members are.
+func MemberList(t testing.TB, c *framework.Cluster, ns, name string) (*clientv3.MemberListResponse, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return EtcdClient(t, c, ns, name).MemberList(ctx)
+}
+
+// PutGet writes a key and reads it back.
+func PutGet(t testing.TB, c *framework.Cluster, ns, name, key, value string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := EtcdClient(t, c, ns, name).Put(ctx, key, value); err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	AssertKey(t, c, ns, name, key, value)
+}
+
+// PutEventually retries a write until it succeeds or the timeout passes, as a client would
+// through a leader election.
+func PutEventually(t testing.TB, c *framework.Cluster, ns, name, key, value string, timeout time.Duration) {
+	t.Helper()
+	cli := EtcdClient(t, c, ns, name)
+	var lastErr error
+	WaitFor(t, timeout, "a successful write of "+key, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, lastErr = cli.Put(ctx, key, value)
+		if lastErr != nil {
+			t.Logf("put %s: %v (retrying)", key, lastErr)
+		}
+		return lastErr == nil
+	})
+	AssertKey(t, c, ns, name, key, value)
+}
+
+// AssertKey fails unless key holds want (a linearizable read).
+func AssertKey(t testing.TB, c *framework.Cluster, ns, name, key, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := EtcdClient(t, c, ns, name).Get(ctx, key)
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != want {
+		t.Fatalf("get %s: %v %v, want %s", key, err, resp, want)
+	}
+}
+
+// MemberClient talks to one member's etcd only (its own client URL); close it after use.
+func MemberClient(c *framework.Cluster, ns, cluster, member string) (*clientv3.Client, error) {
+	dial := ClusterDialer(c)
+	return clientv3.New(clientv3.Config{
+		Endpoints: []string{"http://" + member + "." + cluster + "." + ns + ".svc:2379"}, DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
+	})
+}

@@ -1,0 +1,242 @@
+//go:build e2e
+
+package e2eutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/e2e/localcluster"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+)
+
+// NodeGracePeriod is the in-process operator's wait before replacing tmpfs members of a
+// NotReady node: shorter than the default so that a stopped-node scenario takes a minute.
+const NodeGracePeriod = 20 * time.Second
+
+// StartInProcess runs the operator's two controllers in the test binary (fast to start, easy
+// to debug); their etcd clients dial into the cluster network.
+func StartInProcess(c *framework.Cluster) error {
+	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	pool := etcd.NewPool()
+	pool.Dial = ClusterDialer(c)
+	if err := (&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
+		Etcd: pool, MaxConcurrentReconciles: 4, NodeGracePeriod: NodeGracePeriod}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
+		Etcd: pool, ImageRepository: v1alpha2.DefaultImageRepository, MaxConcurrentReconciles: 4}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(context.Background()) }()
+	return nil
+}
+
+// Where an operator process serves metrics and probes inside the cluster netns (CoreDNS has
+// 18080 and 18181 there).
+const (
+	metricsAddr = "127.0.0.1:19080"
+	probeAddr   = "127.0.0.1:19081"
+)
+
+// Operator is the real operator binary running inside the cluster network, as it would in a Pod.
+type Operator struct {
+	c       *framework.Cluster
+	bin     string
+	args    []string
+	logPath string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	// exited is closed when the running process has been reaped.
+	exited chan struct{}
+}
+
+// StartOperator builds (or takes $LC_OPERATOR_BIN) and starts the operator; it is killed with
+// the test. extra flags are appended to the defaults.
+func StartOperator(t testing.TB, c *framework.Cluster, extra ...string) *Operator {
+	t.Helper()
+	bin, err := operatorBinary(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &Operator{c: c, bin: bin, logPath: filepath.Join(c.State.Dir, "operator.log"),
+		args: append([]string{"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=" + probeAddr,
+			"--leader-elect=false"}, extra...)}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = o.Kill() })
+	return o
+}
+
+func operatorBinary(c *framework.Cluster) (string, error) {
+	if b := os.Getenv("LC_OPERATOR_BIN"); b != "" {
+		return b, nil
+	}
+	root, err := localcluster.FindModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(filepath.Dir(c.State.Dir), ".bin", "manager")
+	return out, localcluster.BuildBinary(root, "./operator/cmd/manager", out)
+}
+
+// Start runs a new operator process (after Kill).
+func (o *Operator) Start() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	logf, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := localcluster.InClusterCommand(context.Background(), o.c.State, o.bin, o.args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
+	o.cmd, o.exited = cmd, exited
+	return o.waitReady(exited)
+}
+
+// waitReady waits for /readyz, or fails as soon as the process exits.
+func (o *Operator) waitReady(exited <-chan struct{}) error {
+	deadline := time.After(time.Minute)
+	for {
+		if resp, err := o.get(context.Background(), "http://"+probeAddr+"/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("the operator exited while starting:\n%s", o.LogTail(20))
+		case <-deadline:
+			return fmt.Errorf("the operator was not ready within a minute:\n%s", o.LogTail(20))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// get fetches a URL inside the cluster netns.
+func (o *Operator) get(ctx context.Context, url string) (*http.Response, error) {
+	hc := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) { return o.c.DialContext(ctx, network, addr) }}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return hc.Do(req)
+}
+
+// Kill sends SIGKILL — no graceful shutdown, no deferred cleanup — and waits until it is reaped.
+func (o *Operator) Kill() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cmd == nil {
+		return nil
+	}
+	err := o.cmd.Process.Signal(syscall.SIGKILL)
+	<-o.exited
+	o.cmd = nil
+	return err
+}
+
+// Pid is the running process' ID (the unshare/nsenter wrappers exec into the operator).
+func (o *Operator) Pid() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cmd == nil {
+		return 0
+	}
+	return o.cmd.Process.Pid
+}
+
+// LogTail returns the end of the operator's log, for failure messages.
+func (o *Operator) LogTail(n int) string {
+	b, _ := os.ReadFile(o.logPath)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// RSSBytes is the process' resident set size.
+func (o *Operator) RSSBytes() (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.Pid()))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", o.Pid())
+}
+
+// APIWrites is the number of mutating requests (POST, PUT, PATCH, DELETE) the operator has sent
+// to the apiserver since it started, from client-go's request metrics.
+func (o *Operator) APIWrites(ctx context.Context) (float64, error) {
+	hc := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return o.c.DialContext(ctx, network, addr)
+		}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return countWrites(resp.Body)
+}
+
+func countWrites(r io.Reader) (float64, error) {
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return 0, err
+	}
+	fam, ok := families["rest_client_requests_total"]
+	if !ok {
+		return 0, fmt.Errorf("no rest_client_requests_total in the operator's metrics")
+	}
+	var n float64
+	for _, m := range fam.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" && strings.Contains("POST PUT PATCH DELETE", l.GetValue()) {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,110 @@
+//go:build e2e
+
+package restart
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+)
+
+func TestMain(m *testing.M) {
+	framework.Main(m, framework.Options{Scheme: e2eutil.Scheme})
+}
+
+// fingerprint is what one step of a scale-up changes: the EtcdMembers (with whether each has
+// recorded its initial cluster and its member ID), the Pods, and etcd's own member list.
+func fingerprint(t *testing.T, c *framework.Cluster, ns, name string) string {
+	var parts []string
+	for _, m := range e2eutil.Members(t, c, ns, name) {
+		pod := "nopod"
+		if p := e2eutil.Pod(t, c, ns, m.Name); p != nil {
+			pod = "pod:" + string(p.Status.Phase)
+		}
+		parts = append(parts, fmt.Sprintf("member %s init=%t id=%s %s", m.Name, m.Spec.InitialCluster != "", m.Status.MemberID, pod))
+	}
+	if list, err := e2eutil.MemberList(t, c, ns, name); err == nil {
+		for _, m := range list.Members {
+			parts = append(parts, fmt.Sprintf("etcd %x learner=%t", m.ID, m.IsLearner))
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
+}
+
+// TestKilledBetweenScaleUpSteps scales 1 -> 3 -> 5 and SIGKILLs the operator each time the
+// observable state moves, then starts it again; it must still converge with exactly the
+// desired voters, one EtcdMember per etcd member and the data intact.
+func TestKilledBetweenScaleUpSteps(t *testing.T) {
+	c := framework.Shared(t)
+	if err := e2eutil.InstallCRDs(c); err != nil {
+		t.Fatal(err)
+	}
+	op := e2eutil.StartOperator(t, c)
+	ns := e2eutil.NewNamespace(t, c)
+	e2eutil.CreateCluster(t, c, ns, "crash", 1)
+	e2eutil.WaitConverged(t, c, ns, "crash", 1, 3*time.Minute)
+	e2eutil.PutGet(t, c, ns, "crash", "before", "kills")
+
+	for _, n := range []int32{3, 5} {
+		e2eutil.Scale(t, c, ns, "crash", n)
+		kills := 0
+		last := fingerprint(t, c, ns, "crash")
+		e2eutil.WaitFor(t, 6*time.Minute, fmt.Sprintf("convergence at %d through kills", n), func() bool {
+			if e2eutil.Converged(t, c, ns, "crash", int(n)) {
+				return true
+			}
+			if fp := fingerprint(t, c, ns, "crash"); fp != last {
+				t.Logf("state moved, killing the operator (kill %d): %s", kills+1, fp)
+				if err := op.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				if err := op.Start(); err != nil {
+					t.Fatal(err)
+				}
+				last, kills = fp, kills+1
+			}
+			return false
+		})
+		t.Logf("scale to %d converged after %d operator kills", n, kills)
+		if kills == 0 {
+			t.Errorf("scale to %d: no step was observed, so nothing was tested", n)
+		}
+		assertOneToOne(t, c, ns, "crash")
+	}
+	e2eutil.AssertKey(t, c, ns, "crash", "before", "kills")
+	if t.Failed() {
+		t.Logf("operator log:\n%s", op.LogTail(80))
+	}
+}
+
+// assertOneToOne: every etcd member is a voter backed by exactly one EtcdMember with its ID.
+func assertOneToOne(t *testing.T, c *framework.Cluster, ns, name string) {
+	t.Helper()
+	list, err := e2eutil.MemberList(t, c, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, m := range e2eutil.Members(t, c, ns, name) {
+		ids[m.Status.MemberID]++
+	}
+	for _, m := range list.Members {
+		id := etcd.FormatID(m.ID)
+		if m.IsLearner {
+			t.Errorf("etcd member %s is still a learner", id)
+		}
+		if ids[id] != 1 {
+			t.Errorf("etcd member %s is backed by %d EtcdMembers (IDs %v)", id, ids[id], ids)
+		}
+	}
+	if len(ids) != len(list.Members) {
+		t.Errorf("%d EtcdMembers for %d etcd members", len(ids), len(list.Members))
+	}
+}

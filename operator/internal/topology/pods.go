@@ -1,0 +1,32 @@
+package topology
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+// PodMayBeLost reports that a tmpfs member's recorded Pod is not the one the cache shows (none,
+// or another UID). That means lost data only if the apiserver agrees: confirm with LivePod.
+func PodMayBeLost(m *v1alpha2.EtcdMember, cached *corev1.Pod) bool {
+	return m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory && m.Status.PodUID != "" &&
+		(cached == nil || string(cached.UID) != m.Status.PodUID)
+}
+
+// LivePod reads a member's Pod from the apiserver (reader should bypass the cache); nil when
+// it does not exist.
+func LivePod(ctx context.Context, reader client.Reader, m *v1alpha2.EtcdMember) (*corev1.Pod, error) {
+	pod := &corev1.Pod{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, pod)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
