@@ -205,11 +205,12 @@ func livenessProbe() *corev1.Probe {
 }
 
 // startupProbe gives a joining member (which may be replaying a large snapshot) five minutes
-// before liveness applies.
+// before liveness applies. It probes every second: etcd listens within a second of starting,
+// and readiness (which gates each next membership step) is not probed before this succeeds.
 func startupProbe() *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(v1alpha2.PeerPort)}},
-		PeriodSeconds: 5, TimeoutSeconds: 3, FailureThreshold: 60,
+		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 300,
 	}
 }
 

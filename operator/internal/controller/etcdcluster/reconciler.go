@@ -9,11 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -69,9 +71,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&v1alpha2.EtcdMember{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		// Member Pods belong to EtcdMembers, but their container states (a crash loop, a
+		// terminal phase) feed this controller's decisions directly.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("etcdcluster").
 		Complete(r)
+}
+
+// clusterOfPod maps a member Pod to its EtcdCluster through the cluster label.
+func clusterOfPod(_ context.Context, obj client.Object) []reconcile.Request {
+	name, ok := obj.GetLabels()[v1alpha2.LabelCluster]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
 // Reconcile runs the cluster's steps in order. Each step reads and extends the state; a step
@@ -123,6 +137,6 @@ func key(c *v1alpha2.EtcdCluster) string { return topology.Key(c.Namespace, c.Na
 
 // retries is the reconciler's back-off tracker, created on first use.
 func (r *Reconciler) retries() *backoff.Tracker {
-	r.once.Do(func() { r.backoff = backoff.New(500*time.Millisecond, 30*time.Second) })
+	r.once.Do(func() { r.backoff = backoff.New(250*time.Millisecond, 30*time.Second) })
 	return r.backoff
 }

@@ -25,6 +25,11 @@ import (
 // state such as a promotion or a leader move).
 const actedRequeue = time.Second
 
+// maxEtcdRetry caps the wait after etcd's by-design refusals ("unhealthy cluster" for five
+// seconds after a peer connects, a learner not yet in sync): they clear on their own within
+// seconds, and each second of back-off past that point is a second added to every scale step.
+const maxEtcdRetry = time.Second
+
 // finish emits events, writes status when it changed, and picks when to look again: soon
 // after a change, with back-off while waiting on etcd, never in steady state.
 func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Result, error) {
@@ -41,7 +46,7 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 	}
 	switch {
 	case st.err != nil && etcd.IsRetryable(st.err):
-		d := r.retries().Next(key(c))
+		d := min(r.retries().Next(key(c)), maxEtcdRetry)
 		log.FromContext(ctx).Info("etcd asked to retry later", "after", d, "reason", st.err.Error())
 		return reconcile.Result{RequeueAfter: d}, nil
 	case st.err != nil:

@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
@@ -104,22 +106,39 @@ func TestBench(t *testing.T) {
 	tb.add(fmt.Sprintf("operator RSS with %d idle clusters", total), fmt.Sprintf("%.0f MiB", float64(rss)/(1<<20)), "")
 }
 
-// podLoss deletes one member's Pod and returns how long until the cluster is whole again.
+// podLoss deletes one member's Pod and returns how long until the cluster is whole again: for
+// a PVC member its new Pod is Ready, a tmpfs member is gone and replaced, and etcd lists 3 voters.
 func podLoss(t *testing.T, c *framework.Cluster, ns, name string) time.Duration {
 	t.Helper()
 	victim := e2eutil.Members(t, c, ns, name)[0]
 	pod := e2eutil.Pod(t, c, ns, victim.Name)
+	memory := victim.Spec.Storage.Medium == v1alpha2.StorageMediumMemory
 	start := time.Now()
 	if err := c.Client.Delete(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
-	e2eutil.WaitFor(t, timeout, "the lost member's replacement", func() bool {
-		if p := e2eutil.Pod(t, c, ns, victim.Name); p != nil && p.UID == pod.UID {
+	e2eutil.WaitFor(t, timeout, "the lost member's recovery", func() bool {
+		if memory {
+			for _, m := range e2eutil.Members(t, c, ns, name) {
+				if m.Name == victim.Name {
+					return false
+				}
+			}
+		} else if p := e2eutil.Pod(t, c, ns, victim.Name); p == nil || p.UID == pod.UID || !podReady(p) {
 			return false
 		}
 		return e2eutil.Converged(t, c, ns, name, 3)
 	})
 	return time.Since(start)
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func idleClusters() int {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -148,7 +149,9 @@ func (o *Operator) waitReady(exited <-chan struct{}) error {
 // get fetches a URL inside the cluster netns.
 func (o *Operator) get(ctx context.Context, url string) (*http.Response, error) {
 	hc := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) { return o.c.DialContext(ctx, network, addr) }}}
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return o.c.DialContext(ctx, network, addr)
+		}}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -221,7 +224,7 @@ func (o *Operator) APIWrites(ctx context.Context) (float64, error) {
 }
 
 func countWrites(r io.Reader) (float64, error) {
-	var parser expfmt.TextParser
+	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
 		return 0, err

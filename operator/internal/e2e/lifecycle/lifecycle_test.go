@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
@@ -26,12 +27,23 @@ func TestBootstrapOneMember(t *testing.T) {
 	e2eutil.PutGet(t, c, ns, "one", "hello", "world")
 }
 
+// TestBootstrapThreeMembers runs on every etcd minor the operator supports.
 func TestBootstrapThreeMembers(t *testing.T) {
 	c := cluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "three", 3)
-	e2eutil.WaitConverged(t, c, ns, "three", 3, 2*step)
-	e2eutil.PutGet(t, c, ns, "three", "k", "v")
+	for _, v := range e2eutil.EtcdVersions {
+		t.Run(v, func(t *testing.T) {
+			ns := e2eutil.NewNamespace(t, c)
+			e2eutil.CreateCluster(t, c, ns, "three", 3, e2eutil.Version(v))
+			took := e2eutil.WaitConverged(t, c, ns, "three", 3, 2*step)
+			t.Logf("etcd %s: 3 members converged %s after creation", v, took.Round(100*time.Millisecond))
+			e2eutil.PutGet(t, c, ns, "three", "k", "v")
+			for _, m := range e2eutil.Members(t, c, ns, "three") {
+				if m.Status.Version != v {
+					t.Errorf("member %s runs etcd %q, want %s", m.Name, m.Status.Version, v)
+				}
+			}
+		})
+	}
 }
 
 func TestBootstrapThreeMembersTmpfs(t *testing.T) {
@@ -44,10 +56,17 @@ func TestBootstrapThreeMembersTmpfs(t *testing.T) {
 
 // TestScaleJourneyKeepsData: 3 -> 5 -> 3 -> 1 -> 0 -> 3, with the keys written at the start
 // readable at the end, and the seed's member ID unchanged through the pause.
+// It runs on every supported etcd minor.
 func TestScaleJourneyKeepsData(t *testing.T) {
 	c := cluster(t)
+	for _, v := range e2eutil.EtcdVersions {
+		t.Run(v, func(t *testing.T) { scaleJourney(t, c, v) })
+	}
+}
+
+func scaleJourney(t *testing.T, c *framework.Cluster, version string) {
 	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "journey", 3)
+	e2eutil.CreateCluster(t, c, ns, "journey", 3, e2eutil.Version(version))
 	e2eutil.WaitConverged(t, c, ns, "journey", 3, 2*step)
 	for i := range 20 {
 		e2eutil.PutGet(t, c, ns, "journey", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
@@ -105,23 +124,28 @@ func TestPodDeletionKeepsMemberID(t *testing.T) {
 	e2eutil.AssertKey(t, c, ns, "podloss", "before", "delete")
 }
 
-// TestSIGKILLRecovery: etcd killed with SIGKILL restarts in place and rejoins as itself.
+// TestSIGKILLRecovery: etcd killed with SIGKILL restarts in place and rejoins as itself, on
+// every supported etcd minor.
 func TestSIGKILLRecovery(t *testing.T) {
 	c := cluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "kill", 3)
-	e2eutil.WaitConverged(t, c, ns, "kill", 3, 2*step)
-	victim := e2eutil.Members(t, c, ns, "kill")[0]
-	if err := c.KillContainer(context.Background(), ns, victim.Name, "etcd"); err != nil {
-		t.Fatal(err)
-	}
-	// 2 of 3 keep quorum. A write in flight when the victim was the leader times out until the
-	// others elect a new one, so retry as a client would.
-	e2eutil.PutEventually(t, c, ns, "kill", "during", "outage", step)
-	e2eutil.WaitConverged(t, c, ns, "kill", 3, step)
-	for _, m := range e2eutil.Members(t, c, ns, "kill") {
-		if m.Name == victim.Name && m.Status.MemberID != victim.Status.MemberID {
-			t.Errorf("member ID changed: %s -> %s", victim.Status.MemberID, m.Status.MemberID)
-		}
+	for _, v := range e2eutil.EtcdVersions {
+		t.Run(v, func(t *testing.T) {
+			ns := e2eutil.NewNamespace(t, c)
+			e2eutil.CreateCluster(t, c, ns, "kill", 3, e2eutil.Version(v))
+			e2eutil.WaitConverged(t, c, ns, "kill", 3, 2*step)
+			victim := e2eutil.Members(t, c, ns, "kill")[0]
+			if err := c.KillContainer(context.Background(), ns, victim.Name, "etcd"); err != nil {
+				t.Fatal(err)
+			}
+			// 2 of 3 keep quorum. A write in flight when the victim was the leader times out until
+			// the others elect a new one, so retry as a client would.
+			e2eutil.PutEventually(t, c, ns, "kill", "during", "outage", step)
+			e2eutil.WaitConverged(t, c, ns, "kill", 3, step)
+			for _, m := range e2eutil.Members(t, c, ns, "kill") {
+				if m.Name == victim.Name && m.Status.MemberID != victim.Status.MemberID {
+					t.Errorf("member ID changed: %s -> %s", victim.Status.MemberID, m.Status.MemberID)
+				}
+			}
+		})
 	}
 }
