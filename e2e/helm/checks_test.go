@@ -1,0 +1,284 @@
+//go:build e2e
+
+package helm
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+)
+
+// pollInterval is how often a condition is re-checked; it bounds the resolution of the timings.
+const pollInterval = 250 * time.Millisecond
+
+// waitFor polls cond until it holds and returns how long that took. cond's message says what it
+// saw last, so a timeout tells where things stopped.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		ok, last := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// deploymentReady reports whether the Deployment's current ReplicaSet has want ready Pods.
+func deploymentReady(c *framework.Cluster, ns, name string, want int32) (bool, string) {
+	var d appsv1.Deployment
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+		return false, err.Error()
+	}
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.ReadyReplicas == want &&
+			st.AvailableReplicas == want,
+		fmt.Sprintf("updated %d ready %d available %d of %d", st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, want)
+}
+
+// operatorPods are the Pods of the operator release (the chart's selector labels).
+func operatorPods(t *testing.T, c *framework.Cluster) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.Client.List(context.Background(), &pods, client.InNamespace(operatorNamespace),
+		client.MatchingLabels{"app.kubernetes.io/name": "etcd-operator", "app.kubernetes.io/instance": operatorRelease}); err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// checkOperatorPod checks that the Pod runs the chart's container as the node agent's process:
+// the overridden image, the chart's ServiceAccount with its token mounted where client-go's
+// in-cluster config reads it, and a process of the chart's non-root user with the chart's
+// flags. It returns the container's log file.
+func checkOperatorPod(t *testing.T, c *framework.Cluster, p corev1.Pod) string {
+	t.Helper()
+	if p.Spec.ServiceAccountName != operatorRelease {
+		t.Errorf("Pod %s: ServiceAccount %q, want %q", p.Name, p.Spec.ServiceAccountName, operatorRelease)
+	}
+	want := operatorImageRepository + ":" + operatorImageTag
+	if len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != want {
+		t.Fatalf("Pod %s: containers %v, want one with image %s", p.Name, p.Spec.Containers, want)
+	}
+	mounted := false
+	for _, m := range p.Spec.Containers[0].VolumeMounts {
+		mounted = mounted || m.MountPath == "/var/run/secrets/kubernetes.io/serviceaccount"
+	}
+	if !mounted {
+		t.Errorf("Pod %s: no ServiceAccount token volume mounted", p.Name)
+	}
+	ctx := context.Background()
+	pid, err := c.ContainerPID(ctx, operatorNamespace, p.Name, "manager")
+	if err != nil {
+		t.Fatalf("Pod %s: %v", p.Name, err)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("Pod %s: the manager process %d: %v", p.Name, pid, err)
+	}
+	if uid := procField(string(status), "Uid:"); !strings.HasPrefix(uid, "65532\t") {
+		t.Errorf("Pod %s: manager process %d runs as uid %q, want the chart's 65532", p.Name, pid, uid)
+	}
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if !strings.Contains(string(cmdline), "--leader-elect=true") {
+		t.Errorf("Pod %s: manager command line %q lacks the chart's --leader-elect=true", p.Name, cmdline)
+	}
+	dir, _, err := c.PodDir(ctx, operatorNamespace, p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir + "/manager.log"
+}
+
+// procField is the value of a "Name:\tvalue" line of /proc/<pid>/status.
+func procField(status, name string) string {
+	for _, line := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// leaseHeldByOperatorPod reports whether the leader election Lease names one of the operator
+// Pods (controller-runtime's identity is <hostname>_<uuid>, the hostname being the Pod's name).
+func leaseHeldByOperatorPod(c *framework.Cluster, pods []corev1.Pod) (bool, string) {
+	var l coordinationv1.Lease
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, &l); err != nil {
+		return false, err.Error()
+	}
+	holder := ""
+	if l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	for _, p := range pods {
+		if strings.HasPrefix(holder, p.Name+"_") {
+			return true, holder
+		}
+	}
+	return false, fmt.Sprintf("holder %q is none of the operator Pods", holder)
+}
+
+// clusterConverged reports whether the EtcdCluster is Available (healthy quorum), no longer
+// progressing, and has n ready members and n EtcdMembers.
+func clusterConverged(c *framework.Cluster, ns, name string, n int) (bool, string) {
+	ctx := context.Background()
+	var ec v1alpha2.EtcdCluster
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ec); err != nil {
+		return false, err.Error()
+	}
+	var members v1alpha2.EtcdMemberList
+	if err := c.Client.List(ctx, &members, client.InNamespace(ns), client.MatchingLabels{v1alpha2.LabelCluster: name}); err != nil {
+		return false, err.Error()
+	}
+	avail := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionAvailable)
+	prog := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionProgressing)
+	ok := avail != nil && avail.Status == metav1.ConditionTrue && avail.Reason == v1alpha2.ReasonQuorumHealthy &&
+		prog != nil && prog.Status == metav1.ConditionFalse && ec.Status.ReadyMembers == int32(n) && len(members.Items) == n
+	return ok, fmt.Sprintf("readyMembers %d, EtcdMembers %d, Available %s, Progressing %s",
+		ec.Status.ReadyMembers, len(members.Items), condString(avail), condString(prog))
+}
+
+func condString(c *metav1.Condition) string {
+	if c == nil {
+		return "unset"
+	}
+	return fmt.Sprintf("%s/%s (%s)", c.Status, c.Reason, c.Message)
+}
+
+// clusterObjects lists, by kind, the names of what the tenant namespace holds of the kinds an
+// EtcdCluster owns (directly or through its members), and the PVs bound to its claims.
+func clusterObjects(c *framework.Cluster, ns string) map[string][]string {
+	ctx := context.Background()
+	lists := map[string]client.ObjectList{
+		"EtcdCluster": &v1alpha2.EtcdClusterList{}, "EtcdMember": &v1alpha2.EtcdMemberList{},
+		"Pod": &corev1.PodList{}, "PersistentVolumeClaim": &corev1.PersistentVolumeClaimList{},
+		"Service": &corev1.ServiceList{}, "PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{},
+	}
+	out := map[string][]string{}
+	for kind, list := range lists {
+		if err := c.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			out[kind] = append(out[kind], "list error: "+err.Error())
+			continue
+		}
+		items, _ := meta.ExtractList(list)
+		for _, item := range items {
+			out[kind] = append(out[kind], item.(client.Object).GetName())
+		}
+	}
+	var pvs corev1.PersistentVolumeList
+	if err := c.Client.List(ctx, &pvs); err != nil {
+		out["PersistentVolume"] = []string{"list error: " + err.Error()}
+		return out
+	}
+	for _, pv := range pvs.Items {
+		if pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == ns {
+			out["PersistentVolume"] = append(out["PersistentVolume"], pv.Name)
+		}
+	}
+	return out
+}
+
+// checkClusterObjects checks that a converged cluster has what its uninstall must remove, so
+// that "all gone" afterwards means something: per member an EtcdMember, a Pod, a PVC and its PV;
+// the cluster's headless and client Services and its PDB.
+func checkClusterObjects(t *testing.T, c *framework.Cluster, ns string, members int) {
+	t.Helper()
+	want := map[string]int{"EtcdCluster": 1, "EtcdMember": members, "Pod": members, "PersistentVolumeClaim": members,
+		"PersistentVolume": members, "Service": 2, "PodDisruptionBudget": 1}
+	got := clusterObjects(c, ns)
+	for kind, n := range want {
+		if len(got[kind]) != n {
+			t.Errorf("%s in %s: %v, want %d", kind, ns, got[kind], n)
+		}
+	}
+}
+
+// operatorObjects lists what is left of the operator release's objects.
+func operatorObjects(c *framework.Cluster) []string {
+	ctx := context.Background()
+	objs := map[string]client.Object{
+		"Deployment":         &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: operatorRelease}},
+		"ServiceAccount":     &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: operatorRelease}},
+		"Service":            &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: operatorRelease + "-metrics"}},
+		"ClusterRole":        &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: operatorRelease}},
+		"ClusterRoleBinding": &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: operatorRelease}},
+	}
+	var left []string
+	for kind, obj := range objs {
+		err := c.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		switch {
+		case err == nil:
+			left = append(left, kind+"/"+obj.GetName())
+		case !apierrors.IsNotFound(err):
+			left = append(left, fmt.Sprintf("%s: %v", kind, err))
+		}
+	}
+	var pods corev1.PodList
+	if err := c.Client.List(ctx, &pods, client.InNamespace(operatorNamespace)); err != nil {
+		return append(left, "Pod: "+err.Error())
+	}
+	for _, p := range pods.Items {
+		left = append(left, "Pod/"+p.Name)
+	}
+	return left
+}
+
+// forbiddenLines are the log lines where the apiserver refused the operator something.
+func forbiddenLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.Contains(strings.ToLower(sc.Text()), "forbidden") {
+			out = append(out, sc.Text())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// logTail is the last n lines of a file, for failure messages.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	for i, l := range lines {
+		if len(l) > 500 { // controller-runtime's error lines carry whole stack traces
+			lines[i] = l[:500] + " …"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
