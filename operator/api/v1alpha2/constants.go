@@ -73,6 +73,13 @@ const (
 	ReasonScalingDown    = "ScalingDown"
 	ReasonBootstrapping  = "Bootstrapping"
 	ReasonReplacing      = "ReplacingMember"
+	// ReasonCertificateInvalid: a member's server or peer certificate does not fit it (a
+	// missing SAN or usage, a broken chain, expiry); its Pod is not started. On the member's
+	// Ready condition and the cluster's Degraded condition.
+	ReasonCertificateInvalid = "CertificateInvalid"
+	// ReasonWaitingForCertificate: a member's TLS Secret does not exist yet (cert-manager has
+	// not issued it, or a BYO Secret is missing); its Pod is not started.
+	ReasonWaitingForCertificate = "WaitingForCertificate"
 
 	// EtcdMember reasons.
 	ReasonPodReady            = "PodReady"

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,6 +20,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
@@ -57,9 +59,10 @@ func envOr(name, fallback string) string {
 	return fallback
 }
 
-// cacheOptions scopes the cache to the watched namespaces.
+// cacheOptions scopes the cache to the watched namespaces, and Secrets to those labelled with
+// a cluster (the operator's TLS Secrets): no cluster-wide Secret cache.
 func cacheOptions(watch string) cache.Options {
-	var opts cache.Options
+	opts := cache.Options{ByObject: tlsmaterial.SecretCacheByObject()}
 	for _, ns := range strings.Split(watch, ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {
 			if opts.DefaultNamespaces == nil {
@@ -92,6 +95,9 @@ func run(args []string) error {
 	if err := v1alpha2.AddToScheme(scheme); err != nil {
 		return err
 	}
+	if err := cmapi.AddToScheme(scheme); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
@@ -119,9 +125,11 @@ func run(args []string) error {
 
 // Setup registers both lifecycle controllers with a manager.
 func Setup(mgr ctrl.Manager, factory etcd.Factory, o options) error {
+	// One TLS source for both: they share the pooled etcd client, keyed on its tls.Config.
+	tlsSource := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	cluster := &etcdcluster.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
-		Etcd: factory, MaxConcurrentReconciles: o.workers,
+		Etcd: factory, MaxConcurrentReconciles: o.workers, ClusterDomain: o.clusterDomain, TLS: tlsSource,
 	}
 	if err := cluster.SetupWithManager(mgr); err != nil {
 		return err
@@ -129,6 +137,7 @@ func Setup(mgr ctrl.Manager, factory etcd.Factory, o options) error {
 	member := &etcdmember.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
 		Etcd: factory, ImageRepository: o.imageRepository, MaxConcurrentReconciles: o.workers,
+		ClusterDomain: o.clusterDomain, TLS: tlsSource,
 	}
 	return member.SetupWithManager(mgr)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
@@ -23,5 +24,18 @@ func TestFlags(t *testing.T) {
 	}
 	if cacheOptions("").DefaultNamespaces != nil {
 		t.Error("no namespaces must watch all")
+	}
+	// Secrets are cached only when labelled for a cluster, never all of them.
+	for _, w := range []string{"", "a"} {
+		by := cacheOptions(w).ByObject
+		found := false
+		for obj, o := range by {
+			if _, ok := obj.(*corev1.Secret); ok && o.Label != nil && !o.Label.Empty() {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("watch %q: Secrets are not restricted by label: %v", w, by)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 const (
@@ -67,12 +68,20 @@ func (p *Pool) config(t Target, endpoints []string) clientv3.Config {
 		Endpoints: slices.Clone(endpoints), DialTimeout: dialTimeout, Logger: zap.NewNop(),
 		TLS: t.TLS, Username: t.Username, Password: t.Password,
 	}
+	cfg.DialOptions = []grpc.DialOption{grpc.WithConnectParams(reconnect)}
 	if p.Dial != nil {
-		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		cfg.DialOptions = append(cfg.DialOptions, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			return p.Dial(ctx, "tcp", addr)
-		})}
+		}))
 	}
 	return cfg
+}
+
+// reconnect replaces gRPC's default reconnection back-off (1 s growing to 2 min): a client made
+// while a member's Pod or DNS name is still coming up must not sit out seconds after it appears.
+var reconnect = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 3 * time.Second},
+	MinConnectTimeout: dialTimeout,
 }
 
 // Forget closes and drops a cluster's client, e.g. when the cluster is deleted.

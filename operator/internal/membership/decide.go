@@ -107,6 +107,10 @@ func replaceDropped(o Observed) (Action, bool) {
 	return Action{}, false
 }
 
+// ReasonLearnerCatchingUp is the Wait of a learner whose etcd does not answer yet: it will
+// within a second or two of its Pod starting, so the caller looks again soon.
+const ReasonLearnerCatchingUp = "LearnerCatchingUp"
+
 // handleLearner finishes the one learner etcd allows before anything else changes. A pending
 // member that is already a learner (the operator stopped mid-add) is completed, not awaited.
 func handleLearner(o Observed) (Action, bool) {
@@ -120,10 +124,12 @@ func handleLearner(o Observed) (Action, bool) {
 		switch {
 		case m.Broken != "":
 			return Action{Kind: ReplaceMember, Member: m.Name, ID: m.ID, Reason: "BrokenLearner", Message: m.Broken}, true
-		case m.Ready && m.Healthy:
+		case m.Healthy:
+			// Its etcd answers: try now rather than after the Pod's next readiness probe. etcd
+			// itself refuses to promote a learner that has not caught up, and that is retried.
 			return Action{Kind: Promote, Member: m.Name, ID: m.ID, Reason: "ScalingUp"}, true
 		default:
-			return wait("LearnerCatchingUp", "learner %s is catching up", m.Name), true
+			return wait(ReasonLearnerCatchingUp, "learner %s is catching up", m.Name), true
 		}
 	}
 	return Action{}, false

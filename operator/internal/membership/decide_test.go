@@ -52,9 +52,10 @@ func TestDecide(t *testing.T) {
 		// Scale up, one step at a time.
 		{"1 -> 3 adds a member", formed(3, a), AddMember, ""},
 		{"pending member is registered as learner", formed(3, a, pending(b)), CompletePending, "b"},
-		{"learner not caught up: wait", formed(3, a, notReady(learner(b))), Wait, ""},
+		{"learner whose etcd does not answer yet: wait", formed(3, a, down(learner(b))), Wait, ""},
+		{"answering learner is promoted before its Pod is Ready (etcd checks it is in sync)", formed(3, a, notReady(learner(b))), Promote, "b"},
 		{"caught-up learner is promoted", formed(3, a, learner(b)), Promote, "b"},
-		{"learner blocks a new pending member", formed(3, a, notReady(learner(b)), pending(c)), Wait, ""},
+		{"learner blocks a new pending member", formed(3, a, down(learner(b)), pending(c)), Wait, ""},
 		{"pending member that is already the learner gets completed", formed(3, a, learner(pending(b))), CompletePending, "b"},
 		{"no add while a member is not ready", formed(3, a, notReady(b)), Wait, ""},
 		{"target reached", formed(3, a, b, c), None, ""},
@@ -108,7 +109,7 @@ func TestDecide(t *testing.T) {
 
 func TestMoveLeaderTargetsHealthyVoter(t *testing.T) {
 	a := broken(leader(voter("a", 0)), "node NotReady")
-	got := Decide(formed(5, a, down(voter("b", 1)), notReady(learner(voter("c", 2))), voter("d", 3), voter("e", 4)))
+	got := Decide(formed(5, a, down(voter("b", 1)), down(learner(voter("c", 2))), voter("d", 3), voter("e", 4)))
 	if got.Kind != Wait { // the learner is not caught up: it is awaited before any other change
 		t.Fatalf("got %+v", got)
 	}

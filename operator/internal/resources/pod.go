@@ -191,9 +191,13 @@ func readinessProbe(version string) *corev1.Probe {
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 			Path: path, Port: intstr.FromInt32(v1alpha2.MetricsPort), Scheme: corev1.URISchemeHTTP,
 		}},
-		PeriodSeconds: 5, TimeoutSeconds: 3, FailureThreshold: 3,
+		PeriodSeconds: readinessPeriod, TimeoutSeconds: 3, FailureThreshold: 3,
 	}
 }
+
+// readinessPeriod is short because readiness gates every membership step and the
+// Available condition: a member that just joined should count within seconds.
+const readinessPeriod = 2
 
 // livenessProbe is deliberately not quorum-aware: a member must not be restarted because its
 // peers are down.

@@ -15,6 +15,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
@@ -84,8 +85,8 @@ func seedRestore(c *v1alpha2.EtcdCluster, seed bool) *v1alpha2.RestoreSpec {
 	return c.Spec.Bootstrap.Restore
 }
 
-// memberTLS passes the Secret names a member's Pod mounts (BYO Secrets only for now; the
-// cert-manager mode names its Secrets <cluster>-server-tls and <cluster>-peer-tls).
+// memberTLS passes the Secret names a member's Pod mounts: the BYO Secrets, or those of the
+// Certificates the operator emits (pki.ServerSecretName, pki.PeerSecretName).
 func memberTLS(c *v1alpha2.EtcdCluster) *v1alpha2.MemberTLS {
 	t := c.Spec.TLS
 	if t == nil {
@@ -95,14 +96,14 @@ func memberTLS(c *v1alpha2.EtcdCluster) *v1alpha2.MemberTLS {
 	if t.Client != nil {
 		out.ClientServerSecretRef = t.Client.ServerSecretRef
 		if t.Client.CertManager != nil {
-			out.ClientServerSecretRef = &corev1.LocalObjectReference{Name: c.Name + "-server-tls"}
+			out.ClientServerSecretRef = &corev1.LocalObjectReference{Name: pki.ServerSecretName(c.Name)}
 		}
 		out.ClientMTLS = t.Client.OperatorClientSecretRef != nil || (t.Client.CertManager != nil && t.Client.CertManager.OperatorClientIssuerRef != nil)
 	}
 	if t.Peer != nil {
 		out.PeerSecretRef = t.Peer.SecretRef
 		if t.Peer.CertManager != nil {
-			out.PeerSecretRef = &corev1.LocalObjectReference{Name: c.Name + "-peer-tls"}
+			out.PeerSecretRef = &corev1.LocalObjectReference{Name: pki.PeerSecretName(c.Name)}
 		}
 	}
 	return out

@@ -74,6 +74,12 @@ func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
 	if len(target.Endpoints) == 0 {
 		return nil
 	}
+	tlsCfg, err := r.TLS.ClientConfig(ctx, st.cluster)
+	if err != nil {
+		st.etcd.err = err
+		return nil
+	}
+	target.TLS = tlsCfg
 	cli, err := r.Etcd.Client(ctx, target)
 	if err != nil {
 		st.etcd.err = err

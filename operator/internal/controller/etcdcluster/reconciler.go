@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +24,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/backoff"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
@@ -35,6 +37,11 @@ type Reconciler struct {
 	// replaced. Zero means DefaultNodeGracePeriod.
 	NodeGracePeriod         time.Duration
 	MaxConcurrentReconciles int
+	// ClusterDomain is the cluster's DNS domain, for certificate names; empty is cluster.local.
+	ClusterDomain string
+	// TLS reads TLS Secrets; share one with the member controller (see tlsmaterial.Source).
+	// Nil creates one from the manager.
+	TLS *tlsmaterial.Source
 
 	once    sync.Once
 	backoff *backoff.Tracker
@@ -65,7 +72,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.NodeGracePeriod == 0 {
 		r.NodeGracePeriod = DefaultNodeGracePeriod
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	if r.TLS == nil {
+		r.TLS = tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
+	}
+	b := ctrl.NewControllerManagedBy(mgr)
+	// Certificates are watched only when cert-manager's CRD is there at start: a watch on a
+	// missing kind would stop the manager. Without it, Certificates are still created once
+	// the CRD appears (the pass retries), and their Secrets' watch below drives the rest.
+	if certificatesInstalled(mgr) {
+		b = b.Owns(&cmapi.Certificate{})
+	}
+	return b.
 		For(&v1alpha2.EtcdCluster{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&v1alpha2.EtcdMember{}).
@@ -74,12 +91,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Member Pods belong to EtcdMembers, but their container states (a crash loop, a
 		// terminal phase) feed this controller's decisions directly.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
+		// TLS Secrets carry the cluster label (cert-manager's secretTemplate); the cache holds
+		// only labelled Secrets (tlsmaterial.SecretCacheByObject).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("etcdcluster").
 		Complete(r)
 }
 
-// clusterOfPod maps a member Pod to its EtcdCluster through the cluster label.
+// certificatesInstalled reports whether the API server serves cert-manager's Certificates.
+func certificatesInstalled(mgr ctrl.Manager) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(cmapi.SchemeGroupVersion.WithKind(cmapi.CertificateKind).GroupKind(), cmapi.SchemeGroupVersion.Version)
+	return err == nil
+}
+
+// clusterOfPod maps a member Pod (or a labelled Secret) to its EtcdCluster through the cluster label.
 func clusterOfPod(_ context.Context, obj client.Object) []reconcile.Request {
 	name, ok := obj.GetLabels()[v1alpha2.LabelCluster]
 	if !ok {
@@ -94,6 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	c := &v1alpha2.EtcdCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
 		r.Etcd.Forget(req.String())
+		r.TLS.Forget(req.Namespace, req.Name)
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
@@ -102,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
 	for _, step := range []func(context.Context, *clusterState) error{
-		r.latchToken, r.ensureServices, r.loadMembers, r.observeEtcd, r.discover,
+		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.observeEtcd, r.discover,
 		r.syncMemberStatus, r.ensurePDB, r.decide, r.act,
 	} {
 		if err := step(ctx, st); err != nil {
@@ -124,7 +151,9 @@ type clusterState struct {
 	action  membership.Action
 	// acted: a membership change was made this pass.
 	acted bool
-	err   error
+	// certManagerMissing: spec.tls asks for Certificates but cert-manager's CRD is absent.
+	certManagerMissing bool
+	err                error
 }
 
 func (r *Reconciler) event(obj client.Object, eventType, reason, action, format string, args ...any) {

@@ -52,10 +52,18 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 	case st.err != nil:
 		r.event(c, corev1.EventTypeWarning, "ReconcileFailed", string(st.action.Kind), "%s: %v", st.action.Kind, st.err)
 		return reconcile.Result{}, st.err
+	case st.certManagerMissing:
+		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
 	case st.acted:
 		r.retries().Reset(key(c))
 		return reconcile.Result{RequeueAfter: actedRequeue}, nil
+	case st.action.Kind == membership.Wait && st.action.Reason == membership.ReasonLearnerCatchingUp:
+		return reconcile.Result{RequeueAfter: min(r.retries().Next(key(c)), maxEtcdRetry)}, nil
 	case st.action.Kind == membership.Wait:
+		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
+	case meta.IsStatusConditionTrue(st.status.Conditions, v1alpha2.ConditionDegraded):
+		// Nothing to change, but etcd's view of a member can recover without any Kubernetes
+		// event (a restarted member catching up): look again, less and less often.
 		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
 	}
 	r.retries().Reset(key(c))
@@ -145,7 +153,30 @@ func conditions(st *clusterState, now time.Time) []metav1.Condition {
 		prog = cond(v1alpha2.ConditionProgressing, false, v1alpha2.ReasonDeadlineExceeded,
 			"no progress since %s (still trying): %s", d.UTC().Format(time.RFC3339), prog.Message)
 	}
+	if d, ok := tlsDegraded(st); ok {
+		degraded = d
+	}
 	return []metav1.Condition{avail, prog, degraded}
+}
+
+// tlsDegraded surfaces TLS material that keeps members from starting: cert-manager missing, or
+// a member whose certificate does not fit it (the member controller names the problem).
+func tlsDegraded(st *clusterState) (metav1.Condition, bool) {
+	const dg = v1alpha2.ConditionDegraded
+	if st.certManagerMissing {
+		return cond(dg, true, v1alpha2.ReasonCertManagerNotInstalled,
+			"spec.tls asks for cert-manager Certificates, but the %s CRD is not installed", certificateCRD), true
+	}
+	for i := range st.members {
+		m := &st.members[i]
+		if !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil && r.Reason == v1alpha2.ReasonCertificateInvalid {
+			return cond(dg, true, v1alpha2.ReasonCertificateInvalid, "member %s not started: %s", m.Name, r.Message), true
+		}
+	}
+	return metav1.Condition{}, false
 }
 
 // trackDeadline starts spec.progressDeadlineSeconds when a change begins (or the spec changes)

@@ -54,6 +54,9 @@ func (r *Reconciler) removeFromEtcd(ctx context.Context, m *v1alpha2.EtcdMember,
 	if len(target.Endpoints) == 0 {
 		return true, nil // nothing was ever registered
 	}
+	if target.TLS, err = r.TLS.ClientConfig(ctx, c); err != nil {
+		return false, err
+	}
 	cli, err := r.Etcd.Client(ctx, target)
 	if err != nil {
 		return false, err

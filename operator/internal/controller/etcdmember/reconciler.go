@@ -14,11 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/backoff"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
 // Reconciler reconciles EtcdMembers.
@@ -30,6 +32,12 @@ type Reconciler struct {
 	ImageRepository string
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
+	// ClusterDomain is the cluster's DNS domain, for the names certificates must cover; empty
+	// is cluster.local.
+	ClusterDomain string
+	// TLS reads TLS Secrets; share one with the cluster controller (see tlsmaterial.Source).
+	// Nil creates one from the manager.
+	TLS *tlsmaterial.Source
 
 	once    sync.Once
 	backoff *backoff.Tracker
@@ -43,16 +51,24 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller: EtcdMembers, and the Pods and PVCs they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.apiReader = mgr.GetAPIReader()
+	if r.TLS == nil {
+		r.TLS = tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha2.EtcdMember{}).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
+		// A member waiting for its certificate starts as soon as cert-manager writes it. The
+		// cache holds only Secrets with the cluster label (tlsmaterial.SecretCacheByObject);
+		// BYO Secrets without it are re-checked with back-off.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.membersOfSecret)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("etcdmember").
 		Complete(r)
@@ -76,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){
-		r.loadPod, r.park, r.ensurePVC, r.waitForRegistration, r.replaceTerminalPod, r.ensurePod, r.syncPodMetadata,
+		r.loadPod, r.park, r.ensurePVC, r.waitForRegistration, r.replaceTerminalPod, r.checkTLS, r.ensurePod, r.syncPodMetadata,
 	} {
 		done, err := step(ctx, st)
 		if err != nil {
@@ -86,7 +102,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			break
 		}
 	}
-	return r.updateStatus(ctx, st)
+	res, err := r.updateStatus(ctx, st)
+	switch {
+	case err == nil && st.recheck:
+		res.RequeueAfter = r.retries().Next(string(m.UID))
+	case err == nil:
+		r.retries().Reset(string(m.UID))
+	}
+	return res, err
+}
+
+// membersOfSecret maps a labelled Secret to the members of its cluster.
+func (r *Reconciler) membersOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	cluster, ok := obj.GetLabels()[v1alpha2.LabelCluster]
+	if !ok {
+		return nil
+	}
+	var list v1alpha2.EtcdMemberList
+	if err := r.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{v1alpha2.LabelCluster: cluster}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }
 
 // memberState is what one reconcile learned, threaded through the steps.
@@ -97,6 +137,11 @@ type memberState struct {
 	// dataLost: a tmpfs member's Pod is gone or was replaced; its data went with it.
 	dataLost bool
 	waiting  string
+	// waitingReason is the Ready condition's reason while waiting, when more specific than
+	// PodNotReady.
+	waitingReason string
+	// recheck: the pass waits on something no watch reports (a BYO Secret); look again later.
+	recheck bool
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, m *v1alpha2.EtcdMember) (bool, error) {

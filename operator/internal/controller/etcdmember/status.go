@@ -63,6 +63,8 @@ func readyCondition(st *memberState, memberID string) metav1.Condition {
 		c.Reason, c.Message = v1alpha2.ReasonDiscoveringMemberID, "Pod is ready; waiting for etcd's member ID"
 	case podReady(st.pod):
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha2.ReasonPodReady, "etcd is serving"
+	case st.waiting != "" && st.waitingReason != "":
+		c.Reason, c.Message = st.waitingReason, st.waiting
 	case st.waiting != "":
 		c.Reason, c.Message = v1alpha2.ReasonPodNotReady, st.waiting
 	case st.pod == nil:

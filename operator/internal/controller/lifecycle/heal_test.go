@@ -142,3 +142,35 @@ func TestPodFailedByNodeShutdownIsRecreated(t *testing.T) {
 		})
 	})
 }
+
+// TestDegradedStatusRecoversWithoutEvents: a member's etcd stops answering and comes back
+// without any Kubernetes object changing (a restarted member catching up). The Degraded status
+// must not stay stale: a degraded cluster is looked at again until it is healthy.
+func TestDegradedStatusRecoversWithoutEvents(t *testing.T) {
+	ns := newNamespace(t)
+	newCluster(t, ns, "flaky", 3)
+	waitFor(t, ns, "three healthy members", converged(t, ns, "flaky", 3))
+	fc := fakeEtcd.Cluster(topology.Key(ns, "flaky"))
+	victim := members(t, ns, "flaky")[1]
+	id := fc.Members()[1].ID
+	for _, m := range fc.Members() {
+		if m.Name == victim.Name {
+			id = m.ID
+		}
+	}
+	fc.SetDown(id, true)
+	// Nudge one pass (an annotation change) so the outage is observed.
+	c := getCluster(t, ns, "flaky")
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Annotations = map[string]string{"test/nudge": "1"}
+	if err := k8s.Patch(context.Background(), c, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "Degraded", func() bool {
+		return meta.IsStatusConditionTrue(getCluster(t, ns, "flaky").Status.Conditions, v1alpha2.ConditionDegraded)
+	})
+	fc.SetDown(id, false)
+	waitFor(t, ns, "Degraded to clear by itself", func() bool {
+		return meta.IsStatusConditionFalse(getCluster(t, ns, "flaky").Status.Conditions, v1alpha2.ConditionDegraded)
+	})
+}

@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -22,6 +24,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
 var (
@@ -55,18 +58,23 @@ func run(m *testing.M) int {
 
 func startManager(ctx context.Context) error {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
+	if err := cmapi.AddToScheme(env.Scheme); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Cache: cache.Options{ByObject: tlsmaterial.SecretCacheByObject()},
 	})
 	if err != nil {
 		return err
 	}
+	tlsSource := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	fakeEtcd = etcd.NewFakeFactory()
 	fakeEtcd.Alive = podServing
 	clusterRec = &etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
-		Etcd: fakeEtcd, MaxConcurrentReconciles: 2}
+		Etcd: fakeEtcd, MaxConcurrentReconciles: 2, TLS: tlsSource}
 	memberRec = &etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
-		Etcd: fakeEtcd, ImageRepository: "quay.io/coreos/etcd", MaxConcurrentReconciles: 2}
+		Etcd: fakeEtcd, ImageRepository: "quay.io/coreos/etcd", MaxConcurrentReconciles: 2, TLS: tlsSource}
 	if err := clusterRec.SetupWithManager(mgr); err != nil {
 		return err
 	}

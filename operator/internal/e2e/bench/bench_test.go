@@ -12,8 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
@@ -63,7 +61,7 @@ func TestBench(t *testing.T) {
 		ns := e2eutil.NewNamespace(t, c)
 		start := time.Now()
 		e2eutil.CreateCluster(t, c, ns, "etcd", n)
-		e2eutil.WaitConverged(t, c, ns, "etcd", int(n), timeout)
+		e2eutil.Timeline(t, c, ns, "etcd", start, func() bool { return e2eutil.Converged(t, c, ns, "etcd", int(n)) })
 		target := ""
 		if n == 3 {
 			target = "<= 15 s"
@@ -124,21 +122,12 @@ func podLoss(t *testing.T, c *framework.Cluster, ns, name string) time.Duration 
 					return false
 				}
 			}
-		} else if p := e2eutil.Pod(t, c, ns, victim.Name); p == nil || p.UID == pod.UID || !podReady(p) {
+		} else if p := e2eutil.Pod(t, c, ns, victim.Name); p == nil || p.UID == pod.UID || !e2eutil.PodReady(p) {
 			return false
 		}
 		return e2eutil.Converged(t, c, ns, name, 3)
 	})
 	return time.Since(start)
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func idleClusters() int {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,11 +47,12 @@ func EtcdVersion() string {
 	return DefaultEtcdVersion
 }
 
-// Scheme knows client-go's kinds and ours.
+// Scheme knows client-go's kinds, ours and cert-manager's.
 var Scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = v1alpha2.AddToScheme(s)
+	_ = cmapi.AddToScheme(s)
 	return s
 }()
 
@@ -159,6 +162,12 @@ func Pod(t testing.TB, c *framework.Cluster, ns, name string) *corev1.Pod {
 // itself lists n voters and nothing else.
 func Converged(t testing.TB, c *framework.Cluster, ns, name string, n int) bool {
 	t.Helper()
+	return convergedWith(t, c, ns, name, n, func() (*clientv3.MemberListResponse, error) { return MemberList(t, c, ns, name) })
+}
+
+// convergedWith is Converged with etcd's member list read by list (plaintext or TLS).
+func convergedWith(t testing.TB, c *framework.Cluster, ns, name string, n int, list func() (*clientv3.MemberListResponse, error)) bool {
+	t.Helper()
 	ec := GetCluster(t, c, ns, name)
 	avail := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionAvailable)
 	prog := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionProgressing)
@@ -166,17 +175,17 @@ func Converged(t testing.TB, c *framework.Cluster, ns, name string, n int) bool 
 		prog == nil || prog.Status != metav1.ConditionFalse || len(Members(t, c, ns, name)) != n {
 		return false
 	}
-	list, err := MemberList(t, c, ns, name)
+	resp, err := list()
 	if err != nil {
 		return false
 	}
 	voters := 0
-	for _, m := range list.Members {
+	for _, m := range resp.Members {
 		if !m.IsLearner {
 			voters++
 		}
 	}
-	return voters == n && len(list.Members) == n
+	return voters == n && len(resp.Members) == n
 }
 
 // WaitConverged waits for Converged and returns how long it took.

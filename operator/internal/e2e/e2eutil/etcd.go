@@ -4,13 +4,17 @@ package e2eutil
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 )
@@ -85,4 +89,49 @@ func MemberClient(c *framework.Cluster, ns, cluster, member string) (*clientv3.C
 		Endpoints: []string{"http://" + member + "." + cluster + "." + ns + ".svc:2379"}, DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
 	})
+}
+
+// Fingerprint is what one step of a scale-up changes: the EtcdMembers (with whether each has
+// recorded its initial cluster and its member ID), the Pods, and etcd's own member list.
+func Fingerprint(t testing.TB, c *framework.Cluster, ns, name string) string {
+	var parts []string
+	for _, m := range Members(t, c, ns, name) {
+		pod := "nopod"
+		if p := Pod(t, c, ns, m.Name); p != nil {
+			pod = "pod:" + string(p.Status.Phase)
+			if PodReady(p) {
+				pod += "/ready"
+			}
+		}
+		parts = append(parts, fmt.Sprintf("member %s init=%t id=%s %s", m.Name, m.Spec.InitialCluster != "", m.Status.MemberID, pod))
+	}
+	if list, err := MemberList(t, c, ns, name); err == nil {
+		for _, m := range list.Members {
+			parts = append(parts, fmt.Sprintf("etcd %x learner=%t", m.ID, m.IsLearner))
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
+}
+
+// Timeline logs every change of Fingerprint, with the time since start, until done returns.
+func Timeline(t testing.TB, c *framework.Cluster, ns, name string, start time.Time, done func() bool) {
+	last := ""
+	WaitFor(t, 10*time.Minute, "timeline of "+name, func() bool {
+		if fp := Fingerprint(t, c, ns, name); fp != last {
+			t.Logf("+%5.1fs %s", time.Since(start).Seconds(), fp)
+			last = fp
+		}
+		return done()
+	})
+}
+
+// PodReady reports the Pod's Ready condition.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

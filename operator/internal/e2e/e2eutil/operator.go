@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -29,6 +30,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
 // NodeGracePeriod is the in-process operator's wait before replacing tmpfs members of a
@@ -38,18 +40,22 @@ const NodeGracePeriod = 20 * time.Second
 // StartInProcess runs the operator's two controllers in the test binary (fast to start, easy
 // to debug); their etcd clients dial into the cluster network.
 func StartInProcess(c *framework.Cluster) error {
-	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{ByObject: tlsmaterial.SecretCacheByObject()}})
 	if err != nil {
 		return err
 	}
 	pool := etcd.NewPool()
 	pool.Dial = ClusterDialer(c)
+	src := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	if err := (&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
-		Etcd: pool, MaxConcurrentReconciles: 4, NodeGracePeriod: NodeGracePeriod}).SetupWithManager(mgr); err != nil {
+		Etcd: pool, MaxConcurrentReconciles: 4, NodeGracePeriod: NodeGracePeriod,
+		ClusterDomain: localcluster.ClusterDomain, TLS: src}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
-		Etcd: pool, ImageRepository: v1alpha2.DefaultImageRepository, MaxConcurrentReconciles: 4}).SetupWithManager(mgr); err != nil {
+		Etcd: pool, ImageRepository: v1alpha2.DefaultImageRepository, MaxConcurrentReconciles: 4,
+		ClusterDomain: localcluster.ClusterDomain, TLS: src}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(context.Background()) }()

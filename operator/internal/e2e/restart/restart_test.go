@@ -4,8 +4,6 @@ package restart
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,26 +14,6 @@ import (
 
 func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Scheme: e2eutil.Scheme})
-}
-
-// fingerprint is what one step of a scale-up changes: the EtcdMembers (with whether each has
-// recorded its initial cluster and its member ID), the Pods, and etcd's own member list.
-func fingerprint(t *testing.T, c *framework.Cluster, ns, name string) string {
-	var parts []string
-	for _, m := range e2eutil.Members(t, c, ns, name) {
-		pod := "nopod"
-		if p := e2eutil.Pod(t, c, ns, m.Name); p != nil {
-			pod = "pod:" + string(p.Status.Phase)
-		}
-		parts = append(parts, fmt.Sprintf("member %s init=%t id=%s %s", m.Name, m.Spec.InitialCluster != "", m.Status.MemberID, pod))
-	}
-	if list, err := e2eutil.MemberList(t, c, ns, name); err == nil {
-		for _, m := range list.Members {
-			parts = append(parts, fmt.Sprintf("etcd %x learner=%t", m.ID, m.IsLearner))
-		}
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, "; ")
 }
 
 // TestKilledBetweenScaleUpSteps scales 1 -> 3 -> 5 and SIGKILLs the operator each time the
@@ -55,12 +33,12 @@ func TestKilledBetweenScaleUpSteps(t *testing.T) {
 	for _, n := range []int32{3, 5} {
 		e2eutil.Scale(t, c, ns, "crash", n)
 		kills := 0
-		last := fingerprint(t, c, ns, "crash")
+		last := e2eutil.Fingerprint(t, c, ns, "crash")
 		e2eutil.WaitFor(t, 6*time.Minute, fmt.Sprintf("convergence at %d through kills", n), func() bool {
 			if e2eutil.Converged(t, c, ns, "crash", int(n)) {
 				return true
 			}
-			if fp := fingerprint(t, c, ns, "crash"); fp != last {
+			if fp := e2eutil.Fingerprint(t, c, ns, "crash"); fp != last {
 				t.Logf("state moved, killing the operator (kill %d): %s", kills+1, fp)
 				if err := op.Kill(); err != nil {
 					t.Fatal(err)

@@ -1,0 +1,100 @@
+// Package pkitest issues throwaway certificates for tests: a CA and leaves signed by it, in
+// the shape of a kubernetes.io/tls Secret's data (tls.crt, tls.key, ca.crt).
+package pkitest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
+)
+
+// ServerAndClient are the usages of etcd's server and peer certificates.
+var ServerAndClient = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+
+// CA signs leaves; it is valid for a day around now.
+type CA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	// PEM is the CA certificate, the ca.crt of the Secrets it signs.
+	PEM []byte
+}
+
+// NewCA creates a self-signed ECDSA P-256 CA.
+func NewCA(t testing.TB, cn string) *CA {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &CA{cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// SecretData issues a leaf with these SANs and extended usages and returns it as TLS Secret
+// data, with the CA as ca.crt.
+func (ca *CA) SecretData(t testing.TB, dns []string, ips []net.IP, usages ...x509.ExtKeyUsage) map[string][]byte {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: "leaf"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		DNSNames: dns, IPAddresses: ips, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usages}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{
+		pki.KeyCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pki.KeyKey:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		pki.KeyCA:   ca.PEM,
+	}
+}
+
+// WithoutMemberNames are the DNS names of n except the member wildcards: a certificate with
+// them covers both Services and loopback but no member.
+func WithoutMemberNames(n pki.Names) []string {
+	var out []string
+	for _, d := range n.DNS {
+		if len(d) < 2 || d[:2] != "*." {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func newKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func serial(t testing.TB) *big.Int {
+	t.Helper()
+	n, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
