@@ -19,6 +19,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -168,13 +170,19 @@ func condString(c *metav1.Condition) string {
 }
 
 // clusterObjects lists, by kind, the names of what the tenant namespace holds of the kinds an
-// EtcdCluster owns (directly or through its members), and the PVs bound to its claims.
+// EtcdCluster owns (directly or through its members) and of the chart's cert-manager kinds,
+// and the PVs bound to its claims.
 func clusterObjects(c *framework.Cluster, ns string) map[string][]string {
 	ctx := context.Background()
 	lists := map[string]client.ObjectList{
 		"EtcdCluster": &v1alpha2.EtcdClusterList{}, "EtcdMember": &v1alpha2.EtcdMemberList{},
 		"Pod": &corev1.PodList{}, "PersistentVolumeClaim": &corev1.PersistentVolumeClaimList{},
 		"Service": &corev1.ServiceList{}, "PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{},
+	}
+	for _, kind := range []string{"Certificate", "Issuer"} { // cert-manager's, not in the scheme
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: kind + "List"})
+		lists[kind] = l
 	}
 	out := map[string][]string{}
 	for kind, list := range lists {
@@ -202,11 +210,14 @@ func clusterObjects(c *framework.Cluster, ns string) map[string][]string {
 
 // checkClusterObjects checks that a converged cluster has what its uninstall must remove, so
 // that "all gone" afterwards means something: per member an EtcdMember, a Pod, a PVC and its PV;
-// the cluster's headless and client Services and its PDB.
+// the cluster's headless and client Services and its PDB; the chart's self-signed and CA
+// Issuers and its CA, server, peer and client Certificates (the operator issues none: spec.tls
+// names Secrets).
 func checkClusterObjects(t *testing.T, c *framework.Cluster, ns string, members int) {
 	t.Helper()
 	want := map[string]int{"EtcdCluster": 1, "EtcdMember": members, "Pod": members, "PersistentVolumeClaim": members,
-		"PersistentVolume": members, "Service": 2, "PodDisruptionBudget": 1}
+		"PersistentVolume": members, "Service": 2, "PodDisruptionBudget": 1,
+		"Issuer": 2, "Certificate": 4}
 	got := clusterObjects(c, ns)
 	for kind, n := range want {
 		if len(got[kind]) != n {
@@ -281,4 +292,15 @@ func logTail(path string, n int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// secretsExist reports whether every named Secret of ns exists (cert-manager filled it).
+func secretsExist(c *framework.Cluster, ns string, names ...string) (bool, string) {
+	var missing []string
+	for _, n := range names {
+		if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: n}, &corev1.Secret{}); err != nil {
+			missing = append(missing, fmt.Sprintf("%s: %v", n, err))
+		}
+	}
+	return len(missing) == 0, fmt.Sprintf("missing %v", missing)
 }

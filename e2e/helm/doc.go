@@ -1,7 +1,9 @@
 // Package helm proves the charts on the local cluster (build tag e2e): `helm install` of
 // charts/etcd-operator runs the operator as a Pod (the node agent maps its image to the operator
 // binary, so it runs with the chart's ServiceAccount token and RBAC), `helm install` of
-// charts/etcd yields an Available 3-member cluster, deleting the leader's Pod hands the Lease
+// charts/etcd with its default TLS (a cert-manager PKI the chart renders; cert-manager's
+// controller runs on the cluster) yields an Available 3-member cluster that serves a tenant's
+// client over mutual TLS and refuses a plaintext one, deleting the leader's Pod hands the Lease
 // to the other operator replica, and `helm uninstall` of both removes every
 // object they and the operator made while the CRDs stay. It drives the Helm SDK
 // (helm.sh/helm/v4 pkg/action), as `helm` itself would.

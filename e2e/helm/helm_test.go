@@ -4,6 +4,7 @@ package helm
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,9 @@ const leaseName = "etcd-operator.cozystack.io"
 func TestHelmInstallUninstall(t *testing.T) {
 	c := framework.Shared(t)
 	s := &suite{c: c, op: newRelease(t, c, operatorRelease, operatorNamespace), etcd: newRelease(t, c, etcdRelease, etcdNamespace)}
+	// The etcd chart's default TLS is a cert-manager PKI; the controller runs (CRDs installed)
+	// until the test ends, past both uninstalls.
+	framework.StartCertManager(t, c)
 	steps := []struct {
 		name string
 		run  func(t *testing.T)
@@ -85,6 +89,9 @@ func TestHelmInstallUninstall(t *testing.T) {
 type suite struct {
 	c        *framework.Cluster
 	op, etcd *release
+	// etcdTLS is a tenant's client of the etcd release: it trusts the chart's CA and presents
+	// the chart's client certificate.
+	etcdTLS *tls.Config
 	// operatorLogs are the node agents' log files of the operator Pods' manager containers
 	// (kept after the Pods are gone), by Pod name.
 	operatorLogs map[string]string
@@ -119,19 +126,29 @@ func (s *suite) installOperator(t *testing.T) {
 	t.Logf("Lease %s/%s held by an operator Pod: %s", operatorNamespace, leaseName, took.Round(time.Millisecond))
 }
 
-// installEtcd installs charts/etcd and waits for an Available 3-member cluster that serves a
-// write and a linearizable read through its client Service.
+// installEtcd installs charts/etcd with its default TLS and waits for cert-manager to fill the
+// chart's Secrets and for an Available 3-member cluster that serves a write and a linearizable
+// read through its client Service over mutual TLS, and refuses a plaintext client and a TLS
+// client without a certificate.
 func (s *suite) installEtcd(t *testing.T) {
 	took := s.etcd.install(t, chartDir(t, "etcd"), etcdValues())
 	t.Logf("helm install %s: %s", s.etcd.name, took.Round(time.Millisecond))
+	took = waitFor(t, 2*time.Minute, "cert-manager to issue the chart's Secrets", func() (bool, string) {
+		return secretsExist(s.c, etcdNamespace, etcdServerSecret, etcdPeerSecret, etcdClientSecret)
+	})
+	t.Logf("Secrets %s, %s, %s issued: %s", etcdServerSecret, etcdPeerSecret, etcdClientSecret, took.Round(time.Millisecond))
 	what := fmt.Sprintf("EtcdCluster %s/%s Available with %d ready members", etcdNamespace, etcdRelease, etcdReplicas)
 	took = waitFor(t, 5*time.Minute, what, func() (bool, string) {
 		return clusterConverged(s.c, etcdNamespace, etcdRelease, etcdReplicas)
 	})
 	t.Logf("%s: %s", what, took.Round(time.Millisecond))
 	checkClusterObjects(t, s.c, etcdNamespace, etcdReplicas)
-	took = putGet(t, s.c, etcdNamespace, etcdRelease, "/e2e/helm", "installed by helm")
-	t.Logf("put + linearizable get through Service %s-client: %s", etcdRelease, took.Round(time.Millisecond))
+	s.etcdTLS = chartTLSConfig(t, s.c, etcdNamespace, etcdServerSecret, etcdClientSecret)
+	took = putGet(t, s.c, etcdNamespace, etcdRelease, s.etcdTLS, "/e2e/helm", "installed by helm")
+	t.Logf("put + linearizable get through Service %s-client over mTLS: %s", etcdRelease, took.Round(time.Millisecond))
+	refused(t, s.c, clientEndpoint("http", etcdNamespace, etcdRelease), nil, "a plaintext client")
+	refused(t, s.c, clientEndpoint("https", etcdNamespace, etcdRelease),
+		chartTLSConfig(t, s.c, etcdNamespace, etcdServerSecret, ""), "a TLS client without a certificate")
 }
 
 // failOverLeader deletes the leader's Pod: the other replica must take the Lease (once it
@@ -160,7 +177,7 @@ func (s *suite) failOverLeader(t *testing.T) {
 	if ok, last := clusterConverged(s.c, etcdNamespace, etcdRelease, etcdReplicas); !ok {
 		t.Errorf("EtcdCluster after the failover: %s", last)
 	}
-	putGet(t, s.c, etcdNamespace, etcdRelease, "/e2e/helm/failover", "new leader")
+	putGet(t, s.c, etcdNamespace, etcdRelease, s.etcdTLS, "/e2e/helm/failover", "new leader")
 }
 
 // checkOperatorHealthy reads the operator Pods' logs for RBAC denials (a missing rule shows
@@ -182,7 +199,8 @@ func (s *suite) checkOperatorHealthy(t *testing.T) {
 }
 
 // uninstallEtcd removes the tenant release; the EtcdCluster's deletion cascades to members,
-// Pods, PVCs (and their PVs), Services and the PDB, which must all go.
+// Pods, PVCs (and their PVs), Services and the PDB, which must all go, as must the chart's
+// Certificates and Issuers. (cert-manager leaves the Secrets it filled, as it does by default.)
 func (s *suite) uninstallEtcd(t *testing.T) {
 	took := s.etcd.uninstall(t)
 	t.Logf("helm uninstall %s: %s", s.etcd.name, took.Round(time.Millisecond))
@@ -190,7 +208,7 @@ func (s *suite) uninstallEtcd(t *testing.T) {
 		left := clusterObjects(s.c, etcdNamespace)
 		return len(left) == 0, fmt.Sprintf("left: %v", left)
 	})
-	t.Logf("EtcdCluster, EtcdMembers, Pods, PVCs, PVs, Services and PDB gone: %s", took.Round(time.Millisecond))
+	t.Logf("EtcdCluster, EtcdMembers, Pods, PVCs, PVs, Services, PDB, Certificates and Issuers gone: %s", took.Round(time.Millisecond))
 }
 
 // uninstallOperator removes the operator release: its Deployment, Pods, RBAC, ServiceAccount

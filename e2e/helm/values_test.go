@@ -1,8 +1,10 @@
 package helm
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,18 +49,27 @@ func operatorValues() map[string]any {
 	}
 }
 
-// etcdValues is a plaintext 3-member cluster on PVCs of the default StorageClass.
-// TODO(tls): switch to the chart's default tls.mode=pki once the operator consumes spec.tls.
+// The Secrets charts/etcd's default TLS (tls.mode=pki, leaf certificates rendered by the chart,
+// client auth and peer TLS on) has cert-manager fill and hands to the EtcdCluster's spec.tls.
+const (
+	etcdServerSecret = etcdRelease + "-server-tls"
+	etcdClientSecret = etcdRelease + "-client-tls" // CN root, the tenant's (and the operator's) client certificate
+	etcdPeerSecret   = etcdRelease + "-peer-tls"
+)
+
+// etcdValues keeps every chart default, TLS included (a cert-manager CA and the leaf
+// Certificates the chart renders), with the replicas set explicitly because the e2e counts
+// members. The local cluster needs nothing else: its DNS domain is the chart's default
+// clusterDomain (cluster.local, which the server certificate's names use), its default
+// StorageClass backs the PVCs, and its nodes run the default etcd version from the tools cache.
 func etcdValues() map[string]any {
-	return map[string]any{
-		"replicas": etcdReplicas,
-		"tls":      map[string]any{"mode": "none"},
-	}
+	return map[string]any{"replicas": etcdReplicas}
 }
 
 // TestValuesFitTheLocalCluster renders both charts with the e2e values and checks what the
 // local cluster depends on: the operator image resolves to the operator binary, the manager runs
-// with leader election, and the EtcdCluster has 3 replicas and no TLS.
+// with leader election, and the EtcdCluster has 3 replicas and TLS on both planes from Secrets
+// that the chart's own cert-manager Certificates fill, the server one covering the name the e2e dials.
 func TestValuesFitTheLocalCluster(t *testing.T) {
 	objs, err := chartrender.Render(chartDir(t, "etcd-operator"), operatorValues(), operatorNamespace)
 	if err != nil {
@@ -90,17 +101,58 @@ func TestValuesFitTheLocalCluster(t *testing.T) {
 	if got := nested[int64](t, ec.Object, "spec", "replicas"); got != etcdReplicas {
 		t.Errorf("EtcdCluster replicas %d, want %d", got, etcdReplicas)
 	}
-	if _, ok := nested[map[string]any](t, ec.Object, "spec")["tls"]; ok {
-		t.Errorf("EtcdCluster has spec.tls with tls.mode=none")
-	}
 	if ec.GetName() != etcdRelease {
 		t.Errorf("EtcdCluster %q, want the release name %q", ec.GetName(), etcdRelease)
 	}
-	for _, o := range objs {
-		if o.GetAPIVersion() == "cert-manager.io/v1" {
-			t.Errorf("tls.mode=none renders %s %s", o.GetKind(), o.GetName())
+	certs := certificatesBySecret(t, objs)
+	for _, ref := range []struct {
+		field []string
+		want  string
+	}{
+		{[]string{"client", "serverSecretRef"}, etcdServerSecret},
+		{[]string{"client", "operatorClientSecretRef"}, etcdClientSecret},
+		{[]string{"peer", "secretRef"}, etcdPeerSecret},
+	} {
+		secret := nested[string](t, ec.Object, append(append([]string{"spec", "tls"}, ref.field...), "name")...)
+		if secret != ref.want {
+			t.Errorf("spec.tls.%v: Secret %q, want %q", ref.field, secret, ref.want)
+		}
+		if _, ok := certs[secret]; !ok {
+			t.Errorf("spec.tls.%v names Secret %q, which no rendered Certificate fills (Certificates by Secret: %v)", ref.field, secret, keys(certs))
 		}
 	}
+	// The operator starts no member whose server certificate misses a form of either Service
+	// (it reports CertificateInvalid instead); the client Service's FQDN is also what the e2e dials.
+	if server, ok := certs[etcdServerSecret]; ok {
+		dnsNames := nested[[]any](t, server.Object, "spec", "dnsNames")
+		for _, svc := range []string{etcdRelease, etcdRelease + "-client"} {
+			for _, name := range []string{svc, svc + "." + etcdNamespace, svc + "." + etcdNamespace + ".svc",
+				svc + "." + etcdNamespace + ".svc." + localcluster.ClusterDomain} {
+				if !slices.Contains(dnsNames, any(name)) {
+					t.Errorf("server Certificate dnsNames %v lack %q", dnsNames, name)
+				}
+			}
+		}
+	}
+	if n := len(certs); n != 4 {
+		t.Errorf("%d Certificates rendered (%v), want the CA, server, peer and client ones", n, keys(certs))
+	}
+}
+
+// certificatesBySecret indexes the rendered cert-manager Certificates by the Secret they fill.
+func certificatesBySecret(t *testing.T, objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if o.GetAPIVersion() == "cert-manager.io/v1" && o.GetKind() == "Certificate" {
+			out[nested[string](t, o.Object, "spec", "secretName")] = o
+		}
+	}
+	return out
+}
+
+func keys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // find returns the one rendered object of kind.
