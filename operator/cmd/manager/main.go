@@ -2,6 +2,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -35,6 +36,7 @@ type options struct {
 	clusterDomain          string
 	imageRepository        string
 	workers                int
+	tenantController       bool
 }
 
 func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
@@ -48,6 +50,7 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs.StringVar(&o.imageRepository, "etcd-image-repository", envOr("ETCD_IMAGE_REPOSITORY", v1alpha2.DefaultImageRepository),
 		"etcd image repository; the tag is v<spec.version>")
 	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "workers per controller")
+	fs.BoolVar(&o.tenantController, "enable-tenant-controller", false, "run the Kamaji TenantControlPlane controller (not in this build yet)")
 	zapOpts.BindFlags(fs)
 	return o, fs.Parse(args)
 }
@@ -86,6 +89,10 @@ func run(args []string) error {
 	o, err := parseFlags(args, &zapOpts)
 	if err != nil {
 		return err
+	}
+	if o.tenantController {
+		// Refuse rather than run without what the flag asks for: the chart's switch exists ahead of it.
+		return errors.New("--enable-tenant-controller: this build has no tenant controller yet; set tenantController.enabled=false")
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	scheme := runtime.NewScheme()

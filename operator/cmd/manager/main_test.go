@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,5 +38,12 @@ func TestFlags(t *testing.T) {
 		if !found {
 			t.Errorf("watch %q: Secrets are not restricted by label: %v", w, by)
 		}
+	}
+}
+
+func TestTenantControllerFlagRefused(t *testing.T) {
+	err := run([]string{"--enable-tenant-controller"})
+	if err == nil || !strings.Contains(err.Error(), "no tenant controller") {
+		t.Fatalf("run with --enable-tenant-controller: %v", err)
 	}
 }
