@@ -30,6 +30,10 @@ const actedRequeue = time.Second
 // seconds, and each second of back-off past that point is a second added to every scale step.
 const maxEtcdRetry = time.Second
 
+// degradedRecheck bounds how stale a Degraded status can get: a pass costs reads only (no API
+// writes unless something changed), and a healthy cluster is never re-checked this way.
+const degradedRecheck = 10 * time.Second
+
 // finish emits events, writes status when it changed, and picks when to look again: soon
 // after a change, with back-off while waiting on etcd, never in steady state.
 func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Result, error) {
@@ -61,13 +65,29 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 		return reconcile.Result{RequeueAfter: min(r.retries().Next(key(c)), maxEtcdRetry)}, nil
 	case st.action.Kind == membership.Wait:
 		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
-	case meta.IsStatusConditionTrue(st.status.Conditions, v1alpha2.ConditionDegraded):
+	case unsettled(st):
 		// Nothing to change, but etcd's view of a member can recover without any Kubernetes
-		// event (a restarted member catching up): look again, less and less often.
-		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
+		// event (a restarted member catching up), and a member's readiness may have moved after
+		// this pass read it: look again, at most degradedRecheck apart, until all is well.
+		return reconcile.Result{RequeueAfter: min(r.retries().Next(key(c)), degradedRecheck)}, nil
 	}
 	r.retries().Reset(key(c))
 	return reconcile.Result{}, nil
+}
+
+// unsettled: the cluster should have members but not all of them are ready, or it is degraded.
+func unsettled(st *clusterState) bool {
+	return meta.IsStatusConditionTrue(st.status.Conditions, v1alpha2.ConditionDegraded) ||
+		(len(st.members) > 0 && st.status.ReadyMembers < int32(len(st.members)) && !allDormant(st.members))
+}
+
+func allDormant(members []v1alpha2.EtcdMember) bool {
+	for i := range members {
+		if !members[i].Spec.Dormant {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Reconciler) warnEvenReplicas(c *v1alpha2.EtcdCluster) {
