@@ -2,10 +2,7 @@ package pki
 
 import (
 	"crypto/x509"
-	"flag"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,36 +10,10 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
+	"github.com/cozystack/etcd-operator/internal/golden"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func assertGolden(t *testing.T, name string, obj any) {
-	t.Helper()
-	got, err := yaml.Marshal(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", name+".yaml")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file; diff it with -update and git diff:\n%s", path, got)
-	}
-}
 
 func testCluster(mod func(*v1alpha2.EtcdCluster)) *v1alpha2.EtcdCluster {
 	c := &v1alpha2.EtcdCluster{
@@ -88,7 +59,7 @@ func TestCertificatesGolden(t *testing.T) {
 		{"operator-client-auth-root", OperatorClientCertificate(withAuth, IssuerRef{Name: "etcd-ca", Kind: "Issuer"}, rsa)},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { assertGolden(t, "certificate-"+tt.name, tt.cert) })
+		t.Run(tt.name, func(t *testing.T) { golden.Assert(t, "certificate-"+tt.name, tt.cert) })
 	}
 }
 

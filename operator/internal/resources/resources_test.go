@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/cozystack/etcd-operator/internal/golden"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
 
@@ -39,16 +40,16 @@ func testMember(name string) *v1alpha2.EtcdMember {
 
 func TestServicesAndPDBGolden(t *testing.T) {
 	c := testCluster()
-	assertGolden(t, "service-headless", HeadlessService(c))
-	assertGolden(t, "service-client", ClientService(c))
-	assertGolden(t, "pdb-3-voters", PodDisruptionBudget(c, 3))
+	golden.Assert(t, "service-headless", HeadlessService(c))
+	golden.Assert(t, "service-client", ClientService(c))
+	golden.Assert(t, "pdb-3-voters", PodDisruptionBudget(c, 3))
 }
 
 func TestPodGolden(t *testing.T) {
 	seed := testMember("etcd-abcde")
 	seed.Spec.Bootstrap = true
-	assertGolden(t, "pod-seed", Pod(seed, PodOptions{}))
-	assertGolden(t, "pvc-seed", PVC(seed))
+	golden.Assert(t, "pod-seed", Pod(seed, PodOptions{}))
+	golden.Assert(t, "pvc-seed", PVC(seed))
 
 	learner := testMember("etcd-fghij")
 	learner.Spec.Version = "3.5.35"
@@ -63,7 +64,7 @@ func TestPodGolden(t *testing.T) {
 	learner.Spec.TLS = &v1alpha2.MemberTLS{ClientServerSecretRef: &corev1.LocalObjectReference{Name: "server-tls"},
 		ClientMTLS: true, PeerSecretRef: &corev1.LocalObjectReference{Name: "peer-tls"}}
 	learner.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
-	assertGolden(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true}))
+	golden.Assert(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true}))
 	if PVC(learner) != nil {
 		t.Error("a tmpfs member must not get a PVC")
 	}

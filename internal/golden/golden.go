@@ -1,4 +1,6 @@
-package resources
+// Package golden compares objects, rendered as YAML, with files under testdata/ for tests of
+// pure builders. `go test -update` rewrites the files; review them with git diff.
+package golden
 
 import (
 	"flag"
@@ -11,8 +13,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// assertGolden compares obj, as YAML, with testdata/<name>.yaml (rewritten with -update).
-func assertGolden(t *testing.T, name string, obj any) {
+// Assert compares obj, as YAML, with testdata/<name>.yaml of the calling package.
+func Assert(t testing.TB, name string, obj any) {
 	t.Helper()
 	got, err := yaml.Marshal(obj)
 	if err != nil {
@@ -20,6 +22,9 @@ func assertGolden(t *testing.T, name string, obj any) {
 	}
 	path := filepath.Join("testdata", name+".yaml")
 	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
