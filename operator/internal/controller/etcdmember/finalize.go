@@ -38,6 +38,7 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha2.EtcdMember) (reco
 		}
 	}
 	r.retries().Reset(string(m.UID))
+	r.warned.Delete(m.UID)
 	patch := client.MergeFrom(m.DeepCopy())
 	controllerutil.RemoveFinalizer(m, v1alpha2.MemberCleanupFinalizer)
 	return reconcile.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, m, patch))

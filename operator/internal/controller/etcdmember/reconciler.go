@@ -43,6 +43,9 @@ type Reconciler struct {
 	backoff *backoff.Tracker
 	// apiReader reads around the cache, to confirm what the cache says is gone.
 	apiReader client.Reader
+	// warned holds, per member UID, the certificate problem last reported by an Event: the
+	// member's own condition can lag in the cache behind the pass that wrote it.
+	warned sync.Map
 }
 
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers,verbs=get;list;watch;create;update;patch;delete

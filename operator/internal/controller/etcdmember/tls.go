@@ -19,12 +19,14 @@ import (
 // (rotation is a separate concern).
 func (r *Reconciler) checkTLS(ctx context.Context, st *memberState) (bool, error) {
 	if st.pod != nil || st.dataLost || st.member.Spec.TLS == nil {
+		r.warned.Delete(st.member.UID)
 		return false, nil
 	}
 	err := r.TLS.CheckMember(ctx, st.member, r.ClusterDomain)
 	var missing *tlsmaterial.MissingSecretError
 	switch {
 	case err == nil:
+		r.warned.Delete(st.member.UID)
 		return false, nil
 	case errors.As(err, &missing):
 		st.waiting, st.waitingReason, st.recheck = "waiting for TLS: "+missing.Error(), v1alpha2.ReasonWaitingForCertificate, true
@@ -36,7 +38,7 @@ func (r *Reconciler) checkTLS(ctx context.Context, st *memberState) (bool, error
 	}
 	msg := v.Error()
 	// One Event per distinct problem, not one per pass: the condition carries it meanwhile.
-	if !st.hasReadyReason(v1alpha2.ReasonCertificateInvalid, msg) {
+	if prev, _ := r.warned.Swap(st.member.UID, msg); prev != msg && !st.hasReadyReason(v1alpha2.ReasonCertificateInvalid, msg) {
 		r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonCertificateInvalid, "ValidateCertificate", "Pod not started: %s", msg)
 	}
 	st.waiting, st.waitingReason, st.recheck = msg, v1alpha2.ReasonCertificateInvalid, true
