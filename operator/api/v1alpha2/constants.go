@@ -28,6 +28,17 @@ const (
 // data dir then fails loudly instead of bootstrapping an empty new cluster.
 const AnnotationInitialClusterState = LabelPrefix + "initial-cluster-state"
 
+// Rolling-update annotations. A Pod records the revision of the template it was built from; the
+// cluster controller grants one member at a time the right to restart its Pod into the new
+// revision. Both live on objects, so a rollout resumes where it was after an operator restart.
+const (
+	// AnnotationPodRevision on a member Pod is the revision of its spec (resources.PodRevision).
+	AnnotationPodRevision = LabelPrefix + "pod-revision"
+	// AnnotationRolloutRevision on an EtcdMember lets the member controller replace a Pod whose
+	// revision differs by one of this revision.
+	AnnotationRolloutRevision = LabelPrefix + "rollout-revision"
+)
+
 // Finalizers.
 const (
 	// MemberCleanupFinalizer makes the deletion of an EtcdMember wait for MemberRemove.
@@ -73,6 +84,9 @@ const (
 	ReasonScalingDown    = "ScalingDown"
 	ReasonBootstrapping  = "Bootstrapping"
 	ReasonReplacing      = "ReplacingMember"
+	// ReasonRollingUpdate: members are restarted one at a time into a new Pod template (a version
+	// upgrade or any other template change).
+	ReasonRollingUpdate = "RollingUpdate"
 	// ReasonCertificateInvalid: a member's server or peer certificate does not fit it (a
 	// missing SAN or usage, a broken chain, expiry); its Pod is not started. On the member's
 	// Ready condition and the cluster's Degraded condition.

@@ -226,11 +226,26 @@ type EtcdClusterStatus struct {
 	// LeaderID is the hex ID of the current leader. Addition.
 	// +optional
 	LeaderID string `json:"leaderID,omitempty"`
+	// Rollout is the progress of a rolling update; absent when every member runs the current
+	// template. Addition.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 	// Conditions: Available, Progressing, Degraded.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RolloutStatus is how far a rolling update has come.
+type RolloutStatus struct {
+	// UpdatedMembers run the current template.
+	UpdatedMembers int32 `json:"updatedMembers"`
+	// Members is the number of running members.
+	Members int32 `json:"members"`
+	// Restarting is the member being restarted now, if any.
+	// +optional
+	Restarting string `json:"restarting,omitempty"`
 }
 
 // EtcdCluster is an etcd cluster managed by the operator.

@@ -108,6 +108,13 @@ type EtcdMemberStatus struct {
 	// Version is the etcd version the member runs.
 	// +optional
 	Version string `json:"version,omitempty"`
+	// CurrentRevision is the template revision of the running Pod. Addition.
+	// +optional
+	CurrentRevision string `json:"currentRevision,omitempty"`
+	// UpdateRevision is the template revision the member's spec asks for; it differs from
+	// CurrentRevision while the Pod waits for its turn in a rolling update. Addition.
+	// +optional
+	UpdateRevision string `json:"updateRevision,omitempty"`
 	// +listType=map
 	// +listMapKey=type
 	// +optional

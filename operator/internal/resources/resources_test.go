@@ -183,3 +183,30 @@ func TestPodMeetsRestrictedPSS(t *testing.T) {
 		t.Error(pod.Spec.Containers[0].Image)
 	}
 }
+
+func TestPodRevision(t *testing.T) {
+	m := testMember("etcd-abcde")
+	base := PodRevision(Pod(m, PodOptions{}))
+	if base == "" || base != PodRevision(Pod(m, PodOptions{})) {
+		t.Fatalf("revision %q is not stable", base)
+	}
+	if got := PodRevision(Pod(m, PodOptions{ClusterFormed: true})); got != base {
+		t.Errorf("the initial-cluster-state annotation changed the revision: %q != %q", got, base)
+	}
+	for name, change := range map[string]func(*v1alpha2.EtcdMember){
+		"version": func(m *v1alpha2.EtcdMember) { m.Spec.Version = "3.6.17" },
+		"resources": func(m *v1alpha2.EtcdMember) {
+			m.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		},
+		"options": func(m *v1alpha2.EtcdMember) { m.Spec.Options = &v1alpha2.EtcdOptions{SnapshotCount: ptr.To[int64](5)} },
+		"tolerations": func(m *v1alpha2.EtcdMember) {
+			m.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+		},
+	} {
+		changed := m.DeepCopy()
+		change(changed)
+		if PodRevision(Pod(changed, PodOptions{})) == base {
+			t.Errorf("changing %s kept revision %q", name, base)
+		}
+	}
+}

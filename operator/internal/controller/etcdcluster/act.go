@@ -54,21 +54,29 @@ func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
 
 // newMember is a member created from the cluster's current template.
 func newMember(c *v1alpha2.EtcdCluster, token string, seed bool) *v1alpha2.EtcdMember {
-	s := c.Spec
-	return &v1alpha2.EtcdMember{
+	m := &v1alpha2.EtcdMember{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: c.Name + "-", Namespace: c.Namespace,
-			Labels:          resources.MergeMetadata(userLabels(s.AdditionalMetadata), resources.ClusterLabels(c.Name)),
+			Labels:          resources.MergeMetadata(userLabels(c.Spec.AdditionalMetadata), resources.ClusterLabels(c.Name)),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, v1alpha2.GroupVersion.WithKind("EtcdCluster"))},
 		},
 		Spec: v1alpha2.EtcdMemberSpec{
-			ClusterName: c.Name, Version: s.Version, Storage: s.Storage, Resources: s.Resources,
-			AdditionalMetadata: s.AdditionalMetadata, Affinity: s.Affinity, TopologySpreadConstraints: s.TopologySpreadConstraints,
-			Options: s.Options, ImagePullSecrets: s.ImagePullSecrets, Bootstrap: seed, ClusterToken: token,
-			Replicas: ptr.To[int32](1), TLS: memberTLS(c), NodeSelector: s.NodeSelector, Tolerations: s.Tolerations,
-			PriorityClassName: s.PriorityClassName, ImageRepository: s.ImageRepository, Restore: seedRestore(c, seed),
+			ClusterName: c.Name, Bootstrap: seed, ClusterToken: token, Replicas: ptr.To[int32](1), Restore: seedRestore(c, seed),
 		},
 	}
+	applyTemplate(c, &m.Spec)
+	return m
+}
+
+// applyTemplate copies the cluster's member template into a member's spec: everything a
+// member's Pod is built from, and nothing of its identity (name, seed, initial cluster).
+func applyTemplate(c *v1alpha2.EtcdCluster, spec *v1alpha2.EtcdMemberSpec) {
+	s := c.Spec
+	spec.Version, spec.Storage, spec.Resources = s.Version, s.Storage, s.Resources
+	spec.AdditionalMetadata, spec.Affinity, spec.TopologySpreadConstraints = s.AdditionalMetadata, s.Affinity, s.TopologySpreadConstraints
+	spec.Options, spec.ImagePullSecrets, spec.TLS = s.Options, s.ImagePullSecrets, memberTLS(c)
+	spec.NodeSelector, spec.Tolerations = s.NodeSelector, s.Tolerations
+	spec.PriorityClassName, spec.ImageRepository = s.PriorityClassName, s.ImageRepository
 }
 
 func userLabels(a *v1alpha2.AdditionalMetadata) map[string]string {

@@ -24,6 +24,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/backoff"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/rollout"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
@@ -129,8 +130,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
 	for _, step := range []func(context.Context, *clusterState) error{
-		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.observeEtcd, r.discover,
-		r.syncMemberStatus, r.ensurePDB, r.decide, r.act,
+		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTemplates, r.observeEtcd, r.discover,
+		r.syncMemberStatus, r.ensurePDB, r.decide, r.act, r.rollOut,
 	} {
 		if err := step(ctx, st); err != nil {
 			st.err = err
@@ -149,7 +150,9 @@ type clusterState struct {
 	etcd    etcdView
 	obs     membership.Observed
 	action  membership.Action
-	// acted: a membership change was made this pass.
+	// rollout is the rolling-update step, decided when membership has nothing to do.
+	rollout rollout.Action
+	// acted: a membership change or a rolling-update step was made this pass.
 	acted bool
 	// certManagerMissing: spec.tls asks for Certificates but cert-manager's CRD is absent.
 	certManagerMissing bool

@@ -19,6 +19,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/rollout"
 )
 
 // actedRequeue is how soon a pass follows a membership change that no watch reports (etcd
@@ -65,6 +66,9 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 		return reconcile.Result{RequeueAfter: min(r.retries().Next(key(c)), maxEtcdRetry)}, nil
 	case st.action.Kind == membership.Wait:
 		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
+	case st.rollout.Kind == rollout.Wait:
+		// A restarted member catching up shows in etcd's Status only, which no watch reports.
+		return reconcile.Result{RequeueAfter: min(r.retries().Next(key(c)), maxEtcdRetry)}, nil
 	case unsettled(st):
 		// Nothing to change, but etcd's view of a member can recover without any Kubernetes
 		// event (a restarted member catching up), and a member's readiness may have moved after
@@ -126,6 +130,7 @@ func computeStatus(st *clusterState, now time.Time) {
 		}
 	}
 	s.Members = clusterMemberStatuses(st)
+	s.Rollout = rolloutStatus(st)
 	if st.etcd.list != nil {
 		s.LeaderID = ""
 		if st.etcd.leader != 0 {
@@ -204,7 +209,7 @@ func tlsDegraded(st *clusterState) (metav1.Condition, bool) {
 // deadline is reported, not terminal: the operator keeps working toward the target.
 func trackDeadline(st *clusterState, now time.Time) {
 	s, c := st.status, st.cluster
-	settled := st.action.Kind == membership.None || st.action.Kind == membership.AllMembersLost
+	settled := (st.action.Kind == membership.None && !st.rollingOut()) || st.action.Kind == membership.AllMembersLost
 	switch {
 	case settled:
 		s.ProgressDeadline = nil
@@ -278,6 +283,9 @@ func progressing(st *clusterState) metav1.Condition {
 	}
 	switch a.Kind {
 	case membership.None:
+		if st.rollingOut() {
+			return cond(pr, true, v1alpha2.ReasonRollingUpdate, "%s", rolloutProgress(st))
+		}
 		if a.Reason == v1alpha2.ReasonPaused {
 			return cond(pr, false, v1alpha2.ReasonPaused, "paused")
 		}

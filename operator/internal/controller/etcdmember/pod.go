@@ -115,9 +115,7 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 	case st.pod != nil:
 		return false, nil
 	}
-	pod := resources.Pod(st.member, resources.PodOptions{
-		ImageRepository: r.ImageRepository, ClusterFormed: st.cluster.Status.ClusterID != "",
-	})
+	pod := st.desired.DeepCopy()
 	if err := r.Client.Create(ctx, pod); err != nil {
 		return true, ignoreGoingAway(client.IgnoreAlreadyExists(err))
 	}
@@ -126,8 +124,9 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 	return false, nil
 }
 
-// syncPodMetadata keeps the role=voter label in step with etcd (the PDB selects on it) and
-// flips a seed's initial-cluster-state annotation to "existing" once the cluster has formed.
+// syncPodMetadata keeps the role=voter label in step with etcd (the PDB selects on it), flips a
+// seed's initial-cluster-state annotation to "existing" once the cluster has formed, and adopts
+// a Pod without a revision (made before revisions were recorded) as current.
 func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool, error) {
 	if st.pod == nil || !st.pod.DeletionTimestamp.IsZero() {
 		return false, nil
@@ -139,6 +138,9 @@ func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool
 	}
 	annotations := withOwned(st.pod.Annotations, map[string]string{
 		v1alpha2.AnnotationInitialClusterState: resources.InitialClusterState(m, st.cluster.Status.ClusterID != "")})
+	if podRevision(st.pod) == "" {
+		annotations[v1alpha2.AnnotationPodRevision] = st.revision
+	}
 	if maps.Equal(labels, st.pod.Labels) && maps.Equal(annotations, st.pod.Annotations) {
 		return false, nil
 	}

@@ -95,7 +95,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){
-		r.loadPod, r.park, r.ensurePVC, r.waitForRegistration, r.replaceTerminalPod, r.checkTLS, r.ensurePod, r.syncPodMetadata,
+		r.loadPod, r.buildDesiredPod, r.park, r.ensurePVC, r.waitForRegistration, r.replaceTerminalPod, r.checkTLS,
+		r.restartOutdatedPod, r.ensurePod, r.syncPodMetadata,
 	} {
 		done, err := step(ctx, st)
 		if err != nil {
@@ -137,6 +138,9 @@ type memberState struct {
 	member  *v1alpha2.EtcdMember
 	cluster *v1alpha2.EtcdCluster
 	pod     *corev1.Pod
+	// desired is the Pod the spec asks for, stamped with its revision.
+	desired  *corev1.Pod
+	revision string
 	// dataLost: a tmpfs member's Pod is gone or was replaced; its data went with it.
 	dataLost bool
 	waiting  string

@@ -37,6 +37,7 @@ func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
 		s.PVCName = resources.PVCName(m.Name)
 	}
 	s.PodName, s.Replicas = "", 0
+	s.CurrentRevision, s.UpdateRevision = podRevision(st.pod), st.revision
 	if st.pod != nil {
 		s.PodName, s.Replicas = st.pod.Name, 1
 	}

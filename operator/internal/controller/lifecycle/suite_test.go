@@ -132,6 +132,18 @@ func waitFor(t *testing.T, ns, what string, cond func() bool) {
 	}
 }
 
+// waitWithoutKubelet polls cond like waitFor but leaves Pods as they are.
+func waitWithoutKubelet(t *testing.T, ns, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s\n%s", what, dump(ns))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func markPodsReady(t *testing.T, ns string) {
 	t.Helper()
 	var pods corev1.PodList

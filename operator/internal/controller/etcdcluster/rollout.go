@@ -1,0 +1,170 @@
+package etcdcluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/rollout"
+)
+
+// syncTemplates writes the cluster's current template into every member's spec. The member
+// controller then sees its Pod as outdated; rollOut decides when each one is restarted.
+func (r *Reconciler) syncTemplates(ctx context.Context, st *clusterState) error {
+	changed := 0
+	for i := range st.members {
+		m := &st.members[i]
+		if !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		want := m.Spec.DeepCopy()
+		applyTemplate(st.cluster, want)
+		if equality.Semantic.DeepEqual(&m.Spec, want) {
+			continue
+		}
+		patch := client.MergeFrom(m.DeepCopy())
+		m.Spec = *want
+		if err := r.Client.Patch(ctx, m, patch); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		changed++
+	}
+	if changed > 0 {
+		r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonRollingUpdate, "UpdateTemplate",
+			"member template changed; %d member(s) will be restarted one at a time", changed)
+	}
+	return nil
+}
+
+// rollOut takes the next step of a rolling update, only when membership has nothing to do: a
+// membership change and a restart never overlap.
+func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
+	if st.acted || st.action.Kind != membership.None {
+		return nil
+	}
+	if err := r.withdrawCompletedGrants(ctx, st); err != nil {
+		return err
+	}
+	st.rollout = rollout.Decide(rolloutMembers(st))
+	var err error
+	switch st.rollout.Kind {
+	case rollout.Restart:
+		err = r.grantRestart(ctx, st, st.memberByName(st.rollout.Member))
+	case rollout.MoveLeader:
+		err = r.moveLeader(ctx, st, membership.Action{Target: st.rollout.Target, Message: st.rollout.Message})
+	default:
+		return nil
+	}
+	st.acted = err == nil
+	return err
+}
+
+// grantRestart lets the member controller restart the member's Pod into its update revision.
+func (r *Reconciler) grantRestart(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember) error {
+	if m == nil {
+		return errMissing(m)
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[v1alpha2.AnnotationRolloutRevision] = m.Status.UpdateRevision
+	if err := r.Client.Patch(ctx, m, patch); err != nil {
+		return err
+	}
+	r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonRollingUpdate, "RestartMember", "%s", st.rollout.Message)
+	return nil
+}
+
+// withdrawCompletedGrants removes the grant of a member that runs its update revision and is
+// ready again: its restart is over, and the next one may be granted.
+func (r *Reconciler) withdrawCompletedGrants(ctx context.Context, st *clusterState) error {
+	for i := range st.members {
+		m := &st.members[i]
+		if _, ok := m.Annotations[v1alpha2.AnnotationRolloutRevision]; !ok || memberOutdated(m) || !memberReady(m) || !statusCurrent(m) {
+			continue
+		}
+		patch := client.MergeFrom(m.DeepCopy())
+		delete(m.Annotations, v1alpha2.AnnotationRolloutRevision)
+		if err := r.Client.Patch(ctx, m, patch); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rolloutMembers is the pure translation of the pass for rollout.Decide: running members only.
+func rolloutMembers(st *clusterState) []rollout.Member {
+	var out []rollout.Member
+	for i, om := range st.obs.Members {
+		m := &st.members[i]
+		if om.Deleting || om.Dormant {
+			continue
+		}
+		out = append(out, rollout.Member{
+			Name: m.Name, ID: om.ID, Leader: om.IsLeader, Learner: om.IsLearner || !om.InEtcd,
+			Ready: om.Ready, Healthy: om.Healthy, Outdated: memberOutdated(m), Granted: granted(m),
+			Stale: !statusCurrent(m),
+		})
+	}
+	return out
+}
+
+// memberOutdated: the member's Pod runs another revision than its spec asks for.
+func memberOutdated(m *v1alpha2.EtcdMember) bool {
+	s := m.Status
+	return s.CurrentRevision != "" && s.UpdateRevision != "" && s.CurrentRevision != s.UpdateRevision
+}
+
+func granted(m *v1alpha2.EtcdMember) bool {
+	return m.Status.UpdateRevision != "" && m.Annotations[v1alpha2.AnnotationRolloutRevision] == m.Status.UpdateRevision
+}
+
+// statusCurrent: the member controller has reported on the member's latest spec.
+func statusCurrent(m *v1alpha2.EtcdMember) bool {
+	c := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady)
+	return c != nil && c.ObservedGeneration == m.Generation
+}
+
+// rolloutStatus is status.rollout: nil unless some running member is outdated or restarting.
+func rolloutStatus(st *clusterState) *v1alpha2.RolloutStatus {
+	out := &v1alpha2.RolloutStatus{}
+	busy := false
+	for i, om := range st.obs.Members {
+		m := &st.members[i]
+		if om.Deleting || om.Dormant {
+			continue
+		}
+		out.Members++
+		if !memberOutdated(m) {
+			out.UpdatedMembers++
+		}
+		if granted(m) {
+			out.Restarting = m.Name
+		}
+		busy = busy || memberOutdated(m) || granted(m)
+	}
+	if !busy {
+		return nil
+	}
+	return out
+}
+
+// rollingOut: a rolling-update step was decided this pass.
+func (st *clusterState) rollingOut() bool {
+	return st.rollout.Kind != "" && st.rollout.Kind != rollout.None
+}
+
+// rolloutProgress is the Progressing message of a rolling update.
+func rolloutProgress(st *clusterState) string {
+	if s := st.status.Rollout; s != nil {
+		return fmt.Sprintf("%d/%d members updated; %s", s.UpdatedMembers, s.Members, st.rollout.Message)
+	}
+	return st.rollout.Message
+}

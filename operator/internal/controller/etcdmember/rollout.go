@@ -1,0 +1,56 @@
+package etcdmember
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// buildDesiredPod builds the Pod the member's current spec asks for and stamps it with its
+// revision; a live Pod with another revision is outdated (see restartOutdatedPod).
+func (r *Reconciler) buildDesiredPod(_ context.Context, st *memberState) (bool, error) {
+	pod := resources.Pod(st.member, resources.PodOptions{
+		ImageRepository: r.ImageRepository, ClusterFormed: st.cluster.Status.ClusterID != "",
+	})
+	st.revision = resources.PodRevision(pod)
+	pod.Annotations[v1alpha2.AnnotationPodRevision] = st.revision
+	st.desired = pod
+	return false, nil
+}
+
+// restartOutdatedPod deletes a Pod built from an older template once the cluster controller
+// granted this member its turn (AnnotationRolloutRevision): restarts are sequenced across the
+// cluster there, behind quorum and health gates. The next pass creates the Pod anew on the
+// same PVC, with the same member ID.
+func (r *Reconciler) restartOutdatedPod(ctx context.Context, st *memberState) (bool, error) {
+	pod := st.pod
+	if pod == nil || !pod.DeletionTimestamp.IsZero() || !outdated(pod, st.revision) ||
+		st.member.Annotations[v1alpha2.AnnotationRolloutRevision] != st.revision {
+		return false, nil
+	}
+	if err := r.deletePod(ctx, pod); err != nil {
+		return true, err
+	}
+	r.event(st.member, corev1.EventTypeNormal, v1alpha2.ReasonRollingUpdate, "RestartPod",
+		"restarting Pod %s into template revision %s (was %s)", pod.Name, st.revision, pod.Annotations[v1alpha2.AnnotationPodRevision])
+	st.pod, st.waiting = nil, "restarting the Pod into the new template"
+	return true, nil
+}
+
+// outdated: the Pod was built from another revision. A Pod without the annotation was made by
+// an operator that did not record it; syncPodMetadata adopts it as current.
+func outdated(pod *corev1.Pod, revision string) bool {
+	have := pod.Annotations[v1alpha2.AnnotationPodRevision]
+	return have != "" && have != revision
+}
+
+// podRevision is the revision a Pod was built from, "" without a Pod.
+func podRevision(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return pod.Annotations[v1alpha2.AnnotationPodRevision]
+}
