@@ -1,0 +1,92 @@
+//go:build e2e
+
+package e2eutil
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Writer writes keys one after another, as a client of the cluster would during a disruptive
+// change: a failed attempt is retried until it succeeds, and every acknowledged write must be
+// readable afterwards.
+type Writer struct {
+	cli    *clientv3.Client
+	prefix string
+	stop   chan struct{}
+	done   chan struct{}
+
+	mu       sync.Mutex
+	acked    int
+	failed   int
+	lastErrs []string
+}
+
+// StartWriter writes prefix/<n> through cli until Stop.
+func StartWriter(cli *clientv3.Client, prefix string) *Writer {
+	w := &Writer{cli: cli, prefix: prefix, stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	for n := 0; ; {
+		select {
+		case <-w.stop:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := w.cli.Put(ctx, fmt.Sprintf("%s/%08d", w.prefix, n), "v")
+		cancel()
+		w.mu.Lock()
+		if err != nil {
+			w.failed++
+			w.lastErrs = append(w.lastErrs[max(0, len(w.lastErrs)-4):], err.Error())
+		} else {
+			w.acked++
+			n++
+		}
+		w.mu.Unlock()
+		if err != nil {
+			time.Sleep(50 * time.Millisecond) // a client's retry back-off, not a wait for state
+		}
+	}
+}
+
+// Stop ends the writes and returns the acknowledged writes, the failed attempts and the last
+// errors seen.
+func (w *Writer) Stop() (acked, failed int, lastErrs []string) {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acked, w.failed, w.lastErrs
+}
+
+// Acked is the number of acknowledged writes so far.
+func (w *Writer) Acked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acked
+}
+
+// VerifyWrites fails unless every acknowledged key under prefix is readable.
+func VerifyWrites(t testing.TB, cli *clientv3.Client, prefix string, acked int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatalf("count %s/: %v", prefix, err)
+	}
+	if int(resp.Count) < acked {
+		t.Fatalf("%d of %d acknowledged writes under %s/ are readable: writes were lost", resp.Count, acked, prefix)
+	}
+}
