@@ -20,7 +20,9 @@ const statusTimeout = 2 * time.Second
 
 // etcdView is what etcd said this pass. list is nil when the member list could not be read.
 type etcdView struct {
-	client   etcd.Client
+	client etcd.Client
+	// target is what client was dialled with (endpoints, TLS, credentials).
+	target   etcd.Target
 	list     *etcd.MemberList
 	statuses map[uint64]etcd.EndpointStatus
 	leader   uint64
@@ -80,7 +82,7 @@ func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
 		return nil
 	}
 	target.TLS = tlsCfg
-	cli, err := r.Etcd.Client(ctx, target)
+	cli, err := r.dial(ctx, st, target)
 	if err != nil {
 		st.etcd.err = err
 		return nil
