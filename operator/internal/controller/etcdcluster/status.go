@@ -35,7 +35,7 @@ const maxEtcdRetry = time.Second
 const degradedRecheck = 10 * time.Second
 
 // authRetry is how often a cluster whose auth credentials are missing or refused is retried.
-const authRetry = 30 * time.Second
+const authRetry = 10 * time.Second
 
 // finish emits events, writes status when it changed, and picks when to look again: soon
 // after a change, with back-off while waiting on etcd, never in steady state.
