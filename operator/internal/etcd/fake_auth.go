@@ -19,8 +19,8 @@ type fakeUser struct {
 }
 
 // fakeSession is one client of a FakeCluster: the cluster plus the user it authenticated as
-// ("" is anonymous). Once auth is on, etcd refuses an anonymous client's membership, status
-// and auth calls, and a non-root user's; MemberList stays open, as in etcd.
+// ("" is anonymous). Once auth is on, etcd refuses an anonymous client's calls (but
+// AuthStatus), and admin calls of a user without the root role.
 type fakeSession struct {
 	*FakeCluster
 	user string
@@ -132,6 +132,17 @@ func (s *fakeSession) Status(ctx context.Context, endpoint string) (EndpointStat
 		return EndpointStatus{}, err
 	}
 	return s.FakeCluster.Status(ctx, endpoint)
+}
+
+// MemberList needs an authenticated user once auth is on, as in etcd 3.6+.
+func (s *fakeSession) MemberList(ctx context.Context) (MemberList, error) {
+	s.mu.Lock()
+	denied := s.auth.enabled && s.user == ""
+	s.mu.Unlock()
+	if denied {
+		return MemberList{}, rpctypes.ErrUserEmpty
+	}
+	return s.FakeCluster.MemberList(ctx)
 }
 
 // AuthStatus is open to anyone, as in etcd.

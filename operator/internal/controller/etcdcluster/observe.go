@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/authcred"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
@@ -93,7 +94,7 @@ func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
 	return nil
 }
 
-// observeWith dials and reads; it returns a member's refusal of the client's credentials.
+// observeWith dials and reads; it returns etcd's refusal of the client's credentials.
 func (r *Reconciler) observeWith(ctx context.Context, st *clusterState, target etcd.Target) error {
 	cli, err := r.dial(ctx, st, target)
 	if err != nil {
@@ -104,6 +105,15 @@ func (r *Reconciler) observeWith(ctx context.Context, st *clusterState, target e
 	list, err := cli.MemberList(ctx)
 	if err != nil {
 		st.etcd.err = err
+		if etcd.IsAuthRequired(err) && !st.status.AuthEnabled && authcred.Wanted(st.cluster) {
+			// etcd has auth on before the latch: a pass that enabled it died before writing
+			// status, or the data was restored with auth. Latch; the next pass logs in.
+			st.status.AuthEnabled, st.auth.changed = true, true
+			return nil
+		}
+		if etcd.IsAuthFailed(err) || etcd.IsAuthRequired(err) {
+			return err
+		}
 		return nil
 	}
 	st.etcd.list = &list

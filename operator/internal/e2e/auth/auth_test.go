@@ -38,14 +38,21 @@ func TestAuth(t *testing.T) {
 	op := e2eutil.StartOperator(t, c)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("operator log, last lines:\n%s", op.LogTail(80))
+			t.Logf("operator log, last lines:\n%s", op.LogTail(300))
 		}
 	})
-	var ns string
-	t.Run("EnabledAtCreate", func(t *testing.T) { ns = testEnabledAtCreate(t, c) })
-	t.Run("PasswordRotation", func(t *testing.T) { testRotation(t, c, ns) })
-	t.Run("EnabledOnRunningCluster", func(t *testing.T) { ns = testEnabledOnRunning(t, c) })
-	t.Run("CredentialsRejected", func(t *testing.T) { testRejected(t, c, op, ns) })
+	// Namespaces belong to the parent: a later scenario continues an earlier one's cluster.
+	created, running := e2eutil.NewNamespace(t, c), e2eutil.NewNamespace(t, c)
+	ok := t.Run("EnabledAtCreate", func(t *testing.T) { testEnabledAtCreate(t, c, created) })
+	t.Run("PasswordRotation", func(t *testing.T) { needs(t, ok); testRotation(t, c, created) })
+	ok = t.Run("EnabledOnRunningCluster", func(t *testing.T) { testEnabledOnRunning(t, c, running) })
+	t.Run("CredentialsRejected", func(t *testing.T) { needs(t, ok); testRejected(t, c, op, running) })
+}
+
+func needs(t *testing.T, ok bool) {
+	if !ok {
+		t.Skip("the scenario this one continues failed")
+	}
 }
 
 // newTLSCluster: a cluster with a BYO server certificate (auth requires client TLS) and the
@@ -104,20 +111,31 @@ func assertAuthOn(t *testing.T, c *framework.Cluster, ns, name string, cfg *tls.
 
 // testEnabledAtCreate: 3 members with auth from the start come up Available with every member
 // Ready (the readiness probe needs no credentials); root works, anonymous does not.
-func testEnabledAtCreate(t *testing.T, c *framework.Cluster) string {
-	ns := e2eutil.NewNamespace(t, c)
+func testEnabledAtCreate(t *testing.T, c *framework.Cluster, ns string) {
 	start := time.Now()
 	cfg := newTLSCluster(t, c, ns, "create", "first-password", true)
 	waitLatched(t, c, ns, "create")
 	t.Logf("auth latched %s after creation", time.Since(start).Round(time.Millisecond))
-	e2eutil.WaitConvergedTLS(t, c, ns, "create", 3, cfg, convergeTimeout)
+	t.Cleanup(func() {
+		if t.Failed() {
+			ec := e2eutil.GetCluster(t, c, ns, "create")
+			t.Logf("status: %+v", ec.Status)
+			for _, m := range e2eutil.Members(t, c, ns, "create") {
+				t.Logf("member %s: %+v", m.Name, m.Status)
+			}
+		}
+	})
+	root, err := e2eutil.TLSEtcdClientAs(t, c, ns, "create", cfg, "root", "first-password")
+	if err != nil {
+		t.Fatalf("root with the Secret's password: %v", err)
+	}
+	e2eutil.WaitConvergedWith(t, c, ns, "create", 3, root, convergeTimeout)
 	t.Logf("3-member cluster with auth converged %s after creation", time.Since(start).Round(time.Millisecond))
 	assertAvailable(t, c, ns, "create", 3)
 	assertAuthOn(t, c, ns, "create", cfg, "first-password")
 	if e2eutil.FindEvent(t, c, ns, "create", v1alpha2.ReasonAuthEnabled) == nil {
 		t.Error("no AuthEnabled Event")
 	}
-	return ns
 }
 
 func assertAvailable(t *testing.T, c *framework.Cluster, ns, name string, ready int32) {
@@ -131,9 +149,6 @@ func assertAvailable(t *testing.T, c *framework.Cluster, ns, name string, ready 
 
 // testRotation: a new password in the Secret is applied to root; the old one stops working.
 func testRotation(t *testing.T, c *framework.Cluster, ns string) {
-	if ns == "" {
-		t.Skip("needs the cluster of EnabledAtCreate")
-	}
 	cfg := e2eutil.TLSConfig(t, c, ns, "create-server", "")
 	setPassword(t, c, ns, "create-root", "second-password")
 	start := time.Now()
@@ -170,8 +185,7 @@ func setPassword(t *testing.T, c *framework.Cluster, ns, secret, password string
 }
 
 // testEnabledOnRunning: auth turned on for a running TLS cluster, which stays Available.
-func testEnabledOnRunning(t *testing.T, c *framework.Cluster) string {
-	ns := e2eutil.NewNamespace(t, c)
+func testEnabledOnRunning(t *testing.T, c *framework.Cluster, ns string) {
 	cfg := newTLSCluster(t, c, ns, "running", "pw-running", false)
 	e2eutil.WaitConvergedTLS(t, c, ns, "running", 3, cfg, convergeTimeout)
 	anon := e2eutil.TLSEtcdClient(t, c, ns, "running", cfg)
@@ -190,7 +204,6 @@ func testEnabledOnRunning(t *testing.T, c *framework.Cluster) string {
 	t.Logf("auth latched %s after spec.auth was set on a running cluster", took.Round(time.Millisecond))
 	assertAuthOn(t, c, ns, "running", cfg, "pw-running")
 	assertAvailable(t, c, ns, "running", 3)
-	return ns
 }
 
 // testRejected: etcd's root and operator passwords changed behind the operator (as with data
@@ -198,9 +211,6 @@ func testEnabledOnRunning(t *testing.T, c *framework.Cluster) string {
 // Degraded=AuthCredentialsRejected and an Event. Putting etcd's actual root password into
 // the Secret recovers it.
 func testRejected(t *testing.T, c *framework.Cluster, op *e2eutil.Operator, ns string) {
-	if ns == "" {
-		t.Skip("needs the cluster of EnabledOnRunningCluster")
-	}
 	cfg := e2eutil.TLSConfig(t, c, ns, "running-server", "")
 	root, err := e2eutil.TLSEtcdClientAs(t, c, ns, "running", cfg, "root", "pw-running")
 	if err != nil {
@@ -245,5 +255,10 @@ func testRejected(t *testing.T, c *framework.Cluster, op *e2eutil.Operator, ns s
 	assertAvailable(t, c, ns, "running", 3)
 	// The operator acts again with its own (recreated) user: a scale-down goes through.
 	e2eutil.Scale(t, c, ns, "running", 1)
-	e2eutil.WaitConvergedTLS(t, c, ns, "running", 1, cfg, convergeTimeout)
+	root, err = e2eutil.TLSEtcdClientAs(t, c, ns, "running", cfg, "root", "changed-behind-the-operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	took = e2eutil.WaitConvergedWith(t, c, ns, "running", 1, root, convergeTimeout)
+	t.Logf("scaled 3->1 with the recreated operator user in %s", took.Round(time.Millisecond))
 }

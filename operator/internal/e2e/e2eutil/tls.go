@@ -119,8 +119,14 @@ func FindEvent(t testing.TB, c *framework.Cluster, ns, object, reason string) *e
 // WaitConvergedTLS is WaitConverged for a cluster whose client plane is TLS.
 func WaitConvergedTLS(t testing.TB, c *framework.Cluster, ns, name string, n int, cfg *tls.Config, timeout time.Duration) time.Duration {
 	t.Helper()
-	cli := TLSEtcdClient(t, c, ns, name, cfg)
-	return WaitFor(t, timeout, fmt.Sprintf("TLS cluster %s/%s converged at %d", ns, name, n), func() bool {
+	return WaitConvergedWith(t, c, ns, name, n, TLSEtcdClient(t, c, ns, name, cfg), timeout)
+}
+
+// WaitConvergedWith is WaitConverged reading etcd's member list through cli (e.g. a client
+// logged in to a cluster with auth: etcd 3.6+ lists members only to authenticated users).
+func WaitConvergedWith(t testing.TB, c *framework.Cluster, ns, name string, n int, cli *clientv3.Client, timeout time.Duration) time.Duration {
+	t.Helper()
+	return WaitFor(t, timeout, fmt.Sprintf("cluster %s/%s converged at %d", ns, name, n), func() bool {
 		return convergedWith(t, c, ns, name, n, func() (*clientv3.MemberListResponse, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
