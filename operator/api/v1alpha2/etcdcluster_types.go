@@ -160,9 +160,13 @@ type PeerCertManager struct {
 
 // AuthSpec configures etcd authentication.
 type AuthSpec struct {
+	// Enabled turns etcd authentication on once the cluster has formed; it may be set on a
+	// running cluster but not turned off again.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
 	// RootCredentialsSecretRef is a basic-auth Secret whose password key is root's password.
+	// A changed password is applied to etcd (rotation). The operator labels the Secret with
+	// the cluster so that it watches it.
 	// +optional
 	RootCredentialsSecretRef *corev1.LocalObjectReference `json:"rootCredentialsSecretRef,omitempty"`
 }
@@ -211,7 +215,8 @@ type EtcdClusterStatus struct {
 	// ClusterToken is --initial-cluster-token, unique per incarnation of the cluster.
 	// +optional
 	ClusterToken string `json:"clusterToken,omitempty"`
-	// AuthEnabled is latched once etcd auth has been enabled.
+	// AuthEnabled is latched once etcd auth has been enabled; from then on the operator logs
+	// in as its own etcd user (Secret <cluster>-operator-auth).
 	// +optional
 	AuthEnabled bool `json:"authEnabled,omitempty"`
 	// ProgressDeadline is when the change in flight is reported failed.

@@ -47,6 +47,7 @@ func TestAuth(t *testing.T) {
 	t.Run("PasswordRotation", func(t *testing.T) { needs(t, ok); testRotation(t, c, created) })
 	ok = t.Run("EnabledOnRunningCluster", func(t *testing.T) { testEnabledOnRunning(t, c, running) })
 	t.Run("CredentialsRejected", func(t *testing.T) { needs(t, ok); testRejected(t, c, op, running) })
+	t.Run("ClientCertificateRoot", func(t *testing.T) { testClientCertRoot(t, c, e2eutil.NewNamespace(t, c)) })
 }
 
 func needs(t *testing.T, ok bool) {
@@ -261,4 +262,45 @@ func testRejected(t *testing.T, c *framework.Cluster, op *e2eutil.Operator, ns s
 	}
 	took = e2eutil.WaitConvergedWith(t, c, ns, "running", 1, root, convergeTimeout)
 	t.Logf("scaled 3->1 with the recreated operator user in %s", took.Round(time.Millisecond))
+}
+
+// testClientCertRoot: under mTLS with auth, a client certificate with CN=root and no password
+// is root (how Kamaji talks to its etcd); the operator's own certificate, whose CN is no etcd
+// user, gets nothing without the operator's password.
+func testClientCertRoot(t *testing.T, c *framework.Cluster, ns string) {
+	ca := e2eutil.CreateServerSecret(t, c, ns, "mtls-server", "mtls")
+	e2eutil.CreateTLSSecret(t, c, ns, "mtls-operator", ca.ClientSecretData(t, "mtls-operator-client"))
+	e2eutil.CreateTLSSecret(t, c, ns, "kamaji-root", ca.ClientSecretData(t, "root"))
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "mtls-root", Namespace: ns}, Type: corev1.SecretTypeBasicAuth,
+		StringData: map[string]string{corev1.BasicAuthUsernameKey: "root", corev1.BasicAuthPasswordKey: "mtls-pw"}}
+	if err := c.Client.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	e2eutil.CreateCluster(t, c, ns, "mtls", 1, func(s *v1alpha2.EtcdClusterSpec) {
+		s.TLS = &v1alpha2.TLSSpec{Client: &v1alpha2.ClientTLS{
+			ServerSecretRef:         &corev1.LocalObjectReference{Name: "mtls-server"},
+			OperatorClientSecretRef: &corev1.LocalObjectReference{Name: "mtls-operator"},
+		}}
+		s.Auth = authSpec("mtls")
+	})
+	waitLatched(t, c, ns, "mtls")
+	t.Logf("mTLS cluster: auth latched %s after creation", time.Since(start).Round(time.Millisecond))
+
+	rootCert := e2eutil.TLSEtcdClient(t, c, ns, "mtls", e2eutil.TLSConfig(t, c, ns, "mtls-server", "kamaji-root"))
+	e2eutil.WaitConvergedWith(t, c, ns, "mtls", 1, rootCert, convergeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := rootCert.Put(ctx, "kamaji", "cn-root"); err != nil {
+		t.Fatalf("put with a CN=root certificate and no password: %v", err)
+	}
+	if resp, err := rootCert.Get(ctx, "kamaji"); err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("get with a CN=root certificate: %v %v", err, resp)
+	}
+	other := e2eutil.TLSEtcdClient(t, c, ns, "mtls", e2eutil.TLSConfig(t, c, ns, "mtls-server", "mtls-operator"))
+	if _, err := other.Put(ctx, "kamaji", "x"); err == nil {
+		t.Error("a certificate whose CN is no etcd user wrote with auth on")
+	} else {
+		t.Logf("certificate CN=mtls-operator-client without a password: %v", err)
+	}
 }

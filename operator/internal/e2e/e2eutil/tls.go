@@ -89,13 +89,20 @@ func TLSEtcdClientAs(t testing.TB, c *framework.Cluster, ns, name string, cfg *t
 }
 
 // CreateServerSecret creates a bring-your-own server certificate Secret for the cluster that
-// covers every name a member or client uses, issued by a fresh test CA.
-func CreateServerSecret(t testing.TB, c *framework.Cluster, ns, secret, cluster string) {
+// covers every name a member or client uses, issued by a fresh test CA, which it returns (to
+// issue client certificates that members trust under mTLS).
+func CreateServerSecret(t testing.TB, c *framework.Cluster, ns, secret, cluster string) *pkitest.CA {
 	t.Helper()
 	ca := pkitest.NewCA(t, secret+"-ca")
 	all := pki.ServerNames(pki.ClusterRef{Name: cluster, Namespace: ns, ClusterDomain: localcluster.ClusterDomain})
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: ns}, Type: corev1.SecretTypeTLS,
-		Data: ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...)}
+	CreateTLSSecret(t, c, ns, secret, ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...))
+	return ca
+}
+
+// CreateTLSSecret creates a kubernetes.io/tls Secret with data.
+func CreateTLSSecret(t testing.TB, c *framework.Cluster, ns, name string, data map[string][]byte) {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeTLS, Data: data}
 	if err := c.Client.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
