@@ -11,6 +11,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,6 +94,16 @@ func events(t *testing.T, ns, name, reason string, secrets ...string) []eventsv1
 	return out
 }
 
+// setPassword changes the Secret's password with a patch (the operator labels the Secret).
+func setPassword(t *testing.T, ns, name, password string) {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"stringData":{"password":"`+password+`"}}`))
+	if err := k8s.Patch(context.Background(), s, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // touch makes the cluster controller look again (an annotation change), as any later event would.
 func touch(t *testing.T, ns, name, value string) {
 	t.Helper()
@@ -152,14 +163,7 @@ func TestAuthPasswordRotation(t *testing.T) {
 	newAuthCluster(t, ns, "r", 1, true)
 	waitFor(t, ns, "auth latched", authLatched(t, ns, "r", "old-pw"))
 
-	var s corev1.Secret
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "root"}, &s); err != nil {
-		t.Fatal(err)
-	}
-	s.StringData = map[string]string{corev1.BasicAuthPasswordKey: "new-pw"}
-	if err := k8s.Update(context.Background(), &s); err != nil {
-		t.Fatal(err)
-	}
+	setPassword(t, ns, "root", "new-pw")
 	waitFor(t, ns, "root's password rotated", authLatched(t, ns, "r", "new-pw"))
 	waitFor(t, ns, "one AuthPasswordChanged Event", func() bool {
 		return len(events(t, ns, "r", v1alpha2.ReasonAuthPasswordChanged, "old-pw", "new-pw")) == 1
@@ -178,9 +182,11 @@ func TestAuthEnabledOnRunningCluster(t *testing.T) {
 	if fakeEtcd.Cluster(topology.Key(ns, "e")).AuthEnabled() {
 		t.Fatal("auth on without spec.auth")
 	}
+	// A patch, not an update: the controller's status writes move the resourceVersion.
 	c := getCluster(t, ns, "e")
+	patch := client.MergeFrom(c.DeepCopy())
 	c.Spec.Auth = authSpec("root")
-	if err := k8s.Update(context.Background(), c); err != nil {
+	if err := k8s.Patch(context.Background(), c, patch); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ns, "auth latched", authLatched(t, ns, "e", "pw"))
@@ -235,14 +241,7 @@ func TestAuthCredentialsRejected(t *testing.T) {
 		t.Errorf("etcd changed while the credentials were refused: %v", ops[before:])
 	}
 
-	var s corev1.Secret
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "root"}, &s); err != nil {
-		t.Fatal(err)
-	}
-	s.StringData = map[string]string{corev1.BasicAuthPasswordKey: "other-root"}
-	if err := k8s.Update(context.Background(), &s); err != nil {
-		t.Fatal(err)
-	}
+	setPassword(t, ns, "root", "other-root")
 	waitFor(t, ns, "recovered: Degraded cleared, operator user usable again", func() bool {
 		opPW, _ := f.UserPassword(v1alpha2.OperatorUser)
 		return degradedReason(t, ns, "w") == "" && opPW != "other-op" && converged(t, ns, "w", 1)()

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -175,12 +176,10 @@ func testRotation(t *testing.T, c *framework.Cluster, ns string) {
 
 func setPassword(t *testing.T, c *framework.Cluster, ns, secret, password string) {
 	t.Helper()
-	s := &corev1.Secret{}
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: secret}, s); err != nil {
-		t.Fatal(err)
-	}
-	s.StringData = map[string]string{corev1.BasicAuthPasswordKey: password}
-	if err := c.Client.Update(context.Background(), s); err != nil {
+	// A patch: the operator labels the Secret, so an update could conflict.
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: ns}}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"stringData":{"password":"`+password+`"}}`))
+	if err := c.Client.Patch(context.Background(), s, patch); err != nil {
 		t.Fatal(err)
 	}
 }
