@@ -89,14 +89,10 @@ func (vs *volumeSetup) setup(ctx context.Context, v *corev1.Volume) (string, err
 			return "", err
 		}
 		// The folder itself must stay: running containers (re-adopted after an agent restart)
-		// have it bind-mounted. Files are replaced one by one and stale ones removed.
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
-		}
-		if err := podfiles.WriteFiles(dir, files, vs.owner.uid, vs.owner.gid); err != nil {
-			return "", err
-		}
-		return dir, podfiles.RemoveStale(dir, files)
+		// have it bind-mounted. Its content is swapped atomically (see podfiles.WriteAtomic),
+		// which is also how refreshes reach running containers.
+		_, err = podfiles.WriteAtomic(dir, files, vs.owner.uid, vs.owner.gid)
+		return dir, err
 	}
 	return "", fmt.Errorf("unsupported volume type")
 }
