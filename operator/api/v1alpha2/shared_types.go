@@ -72,7 +72,7 @@ type EtcdOptions struct {
 // IssuerReference names a cert-manager issuer: an Issuer or ClusterIssuer of cert-manager.io, or
 // with group set, an external issuer of any kind (e.g. group awspca.cert-manager.io, kind
 // AWSPCAClusterIssuer). The kind is checked only for cert-manager.io, whose kinds are known.
-// +kubebuilder:validation:XValidation:rule="(has(self.group) && self.group != ” && self.group != 'cert-manager.io') || !has(self.kind) || self.kind in ['Issuer', 'ClusterIssuer']",message="issuerRef.kind must be Issuer or ClusterIssuer for cert-manager.io issuers; set issuerRef.group to name an external issuer of another kind"
+// +kubebuilder:validation:XValidation:rule="(has(self.group) && size(self.group) > 0 && self.group != 'cert-manager.io') || !has(self.kind) || self.kind in ['Issuer', 'ClusterIssuer']",message="issuerRef.kind must be Issuer or ClusterIssuer for cert-manager.io issuers; set issuerRef.group to name an external issuer of another kind"
 type IssuerReference struct {
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
