@@ -106,29 +106,19 @@ func served(c *framework.Cluster, pod *corev1.Pod, host string, port int, cfg *t
 // waitServed waits until every member presents the leaf with serial want on port.
 func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int, cfg *tls.Config, want *big.Int) time.Duration {
 	t.Helper()
-	last := ""
-	took := e2eutil.WaitFor(t, servingTimeout, fmt.Sprintf("serial %x served on :%d by every member", want, port), func() bool {
+	return e2eutil.WaitFor(t, servingTimeout, fmt.Sprintf("serial %x served on :%d by every member", want, port), func() bool {
 		for _, m := range e2eutil.Members(t, c, ns, cluster) {
 			pod := e2eutil.Pod(t, c, ns, m.Name)
 			if pod == nil {
 				return false
 			}
 			cert, err := served(c, pod, resources.MemberHost(m.Name, cluster, ns), port, cfg)
-			if err != nil {
-				last = err.Error()
-				return false
-			}
-			if cert.SerialNumber.Cmp(want) != 0 {
-				last = fmt.Sprintf("%s serves %x", m.Name, cert.SerialNumber)
+			if err != nil || cert.SerialNumber.Cmp(want) != 0 {
 				return false
 			}
 		}
 		return true
 	})
-	if t.Failed() {
-		t.Log(last)
-	}
-	return took
 }
 
 // planeConfigs are the client configurations for both listeners: the client plane with the
