@@ -91,7 +91,7 @@ func Start(ctx context.Context, o Options, restConfig *rest.Config, self string,
 	}
 	p.SweepOrphans(ctx, uids(pods))
 	p.AdoptTerminal(ctx, pods)
-	if err := p.WatchVolumeSources(runCtx, provider.VolumeResync); err != nil {
+	if err := p.WatchVolumeSources(runCtx, o.volumeResync()); err != nil {
 		cancel()
 		return nil, err
 	}

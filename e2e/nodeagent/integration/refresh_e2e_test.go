@@ -4,6 +4,8 @@ package integration
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +14,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
+// volumeResync is the agents' resync of Secret and ConfigMap volumes in these tests; short, so
+// the healing of a volume without an event can be awaited.
+const volumeResync = 2 * time.Second
+
 // checkSecretRefresh changes the etcd-cfg Secret of the running etcd-0 and proves what the
 // kubelet does: the mounted files follow (through a swapped ..data link, keeping mode and
 // owner), a key removed from the Secret disappears, and the container is neither restarted nor
 // re-executed. Environment variables from the Secret keep their start-time value.
-func checkSecretRefresh(t *testing.T, c kubernetes.Interface, pidFile string) {
+func checkSecretRefresh(t *testing.T, c kubernetes.Interface, pidFile, volumeDir string) {
 	ctx := context.Background()
 	pid := readPID(t, pidFile)
 	before := inContainer(t, pidFile, "readlink", "/etc/etcd-cfg/..data")
@@ -56,6 +62,17 @@ func checkSecretRefresh(t *testing.T, c kubernetes.Interface, pidFile string) {
 		out := inContainer(t, pidFile, "ls", "/etc/etcd-cfg")
 		return !strings.Contains(out, "added"), out
 	})
+	// No event this time: a volume that drifted from its Secret (an update the watch missed) is
+	// put right by the periodic resync.
+	if err := os.WriteFile(filepath.Join(volumeDir, "setting"), []byte("drifted"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Now()
+	waitFor(t, "the resync to restore the drifted file", 3*volumeResync, func() (bool, string) {
+		got := inContainer(t, pidFile, "cat", "/etc/etcd-cfg/setting")
+		return got == "off", got
+	})
+	t.Logf("a drifted volume restored by the resync after %s (resync every %s)", time.Since(took).Round(time.Millisecond), volumeResync)
 	if readPID(t, pidFile) != pid {
 		t.Error("the container was restarted for a Secret update")
 	}

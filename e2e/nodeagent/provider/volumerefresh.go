@@ -5,7 +5,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -40,14 +42,57 @@ func (p *Provider) WatchVolumeSources(ctx context.Context, resync time.Duration)
 		// A deleted source leaves the last content in place, as with the kubelet.
 		return cache.ResourceEventHandlerFuncs{AddFunc: on, UpdateFunc: func(_, obj any) { on(obj) }}
 	}
-	if _, err := factory.Core().V1().Secrets().Informer().AddEventHandler(handler(true)); err != nil {
+	secrets, configMaps := factory.Core().V1().Secrets(), factory.Core().V1().ConfigMaps()
+	if _, err := secrets.Informer().AddEventHandler(handler(true)); err != nil {
 		return err
 	}
-	if _, err := factory.Core().V1().ConfigMaps().Informer().AddEventHandler(handler(false)); err != nil {
+	if _, err := configMaps.Informer().AddEventHandler(handler(false)); err != nil {
 		return err
 	}
+	p.mu.Lock()
+	p.sources = &sourceCache{secrets: secrets.Lister(), configMaps: configMaps.Lister(),
+		synced: func() bool { return secrets.Informer().HasSynced() && configMaps.Informer().HasSynced() }}
+	p.mu.Unlock()
 	factory.Start(ctx.Done())
 	return nil
+}
+
+// sourceCache serves volume content from the watch's cache, so that the resync of every
+// referenced Secret does not become an API read per pod and period.
+type sourceCache struct {
+	secrets    corelisters.SecretLister
+	configMaps corelisters.ConfigMapLister
+	synced     func() bool
+}
+
+func (p *Provider) cache() *sourceCache {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sources == nil || !p.sources.synced() {
+		return nil
+	}
+	return p.sources
+}
+
+// getSecret reads a Secret from the cache; one the cache does not hold yet (just created, the
+// event still on its way) is read from the API, so a new pod does not wait for the watch.
+func (p *Provider) getSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	if c := p.cache(); c != nil {
+		if s, err := c.secrets.Secrets(namespace).Get(name); err == nil {
+			return s, nil
+		}
+	}
+	return p.cfg.Client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// getConfigMap is getSecret for ConfigMaps.
+func (p *Provider) getConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	if c := p.cache(); c != nil {
+		if cm, err := c.configMaps.ConfigMaps(namespace).Get(name); err == nil {
+			return cm, nil
+		}
+	}
+	return p.cfg.Client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // refreshVolumes re-projects ref into the volumes of the pods that use it.

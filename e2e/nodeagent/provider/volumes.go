@@ -200,7 +200,7 @@ func (vs *volumeSetup) projectedFiles(ctx context.Context, s corev1.VolumeProjec
 }
 
 func (vs *volumeSetup) secretFiles(ctx context.Context, name string, items []corev1.KeyToPath, mode *int32, optional bool) ([]podfiles.File, error) {
-	s, err := vs.p.cfg.Client.CoreV1().Secrets(vs.pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+	s, err := vs.p.getSecret(ctx, vs.pod.Namespace, name)
 	if apierrors.IsNotFound(err) && optional {
 		return nil, nil
 	}
@@ -211,7 +211,7 @@ func (vs *volumeSetup) secretFiles(ctx context.Context, name string, items []cor
 }
 
 func (vs *volumeSetup) configMapFiles(ctx context.Context, name string, items []corev1.KeyToPath, mode *int32, optional bool) ([]podfiles.File, error) {
-	cm, err := vs.p.cfg.Client.CoreV1().ConfigMaps(vs.pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+	cm, err := vs.p.getConfigMap(ctx, vs.pod.Namespace, name)
 	if apierrors.IsNotFound(err) && optional {
 		return nil, nil
 	}
