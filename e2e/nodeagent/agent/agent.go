@@ -91,6 +91,10 @@ func Start(ctx context.Context, o Options, restConfig *rest.Config, self string,
 	}
 	p.SweepOrphans(ctx, uids(pods))
 	p.AdoptTerminal(ctx, pods)
+	if err := p.WatchVolumeSources(runCtx, o.volumeResync()); err != nil {
+		cancel()
+		return nil, err
+	}
 	n, err := nodeutil.NewNode(o.NodeName, func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 		describeNode(pc.Node, o)
 		return p, nil, nil // nil NodeProvider: virtual-kubelet's naive provider with Lease heartbeats

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/cozystack/etcd-operator/e2e/nodeagent/provider"
 )
 
 // Options are the node agent's flags (the harness's fixed contract).
@@ -29,6 +31,16 @@ type Options struct {
 	StopPodsOnExit bool
 	// SweepInterval paces the clean-up of deleted terminal pods (no flag; tests shorten it).
 	SweepInterval time.Duration
+	// VolumeResync is how often Secret and ConfigMap volumes are re-checked without an event
+	// (no flag; tests shorten it).
+	VolumeResync time.Duration
+}
+
+func (o Options) volumeResync() time.Duration {
+	if o.VolumeResync > 0 {
+		return o.VolumeResync
+	}
+	return provider.VolumeResync
 }
 
 func (o Options) sweepInterval() time.Duration {

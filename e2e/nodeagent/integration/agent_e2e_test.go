@@ -73,6 +73,7 @@ func agentOptions(t *testing.T, stateDir string, stopPods bool) agent.Options {
 		NodeName: nodeName, NodeIP: nodeIP, PodCIDR: "10.244.1.0/24", Bridge: bridge,
 		NetnsPrefix: os.Getenv(netnsEnv) + "-p", StateDir: stateDir, ToolsDir: toolsDir(t),
 		ClusterDNS: "10.244.0.1", ClusterDomain: "cluster.local", StopPodsOnExit: stopPods,
+		VolumeResync: volumeResync,
 	}
 }
 

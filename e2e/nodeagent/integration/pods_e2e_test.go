@@ -123,6 +123,10 @@ func TestNodeAgent(t *testing.T) {
 		}
 	})
 
+	t.Run("a Secret update reaches the running container without a restart", func(t *testing.T) {
+		checkSecretRefresh(t, c, pidFile, filepath.Join(podDir, "volumes", "cfg"))
+	})
+
 	t.Run("logs, exec and port-forward", func(t *testing.T) { checkStreaming(t, a, "etcd-0") })
 	t.Run("kubelet API over TLS with client certificates", func(t *testing.T) { checkKubeletAPI(t, pki, "etcd-0") })
 

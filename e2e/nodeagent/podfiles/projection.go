@@ -3,7 +3,6 @@ package podfiles
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,44 +193,4 @@ func NodeCapacity() corev1.ResourceList {
 		corev1.ResourcePods:             resource.MustParse("110"),
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
-}
-
-// WriteFiles writes files below dir, owned by uid/gid when they are >= 0.
-func WriteFiles(dir string, files []File, uid, gid int) error {
-	for _, f := range files {
-		p := filepath.Join(dir, filepath.Clean("/"+f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		tmp := p + ".tmp"
-		if err := os.WriteFile(tmp, f.Data, f.Mode); err != nil {
-			return err
-		}
-		if err := os.Chmod(tmp, f.Mode); err != nil { // WriteFile's mode is filtered by the umask
-			return err
-		}
-		if uid >= 0 || gid >= 0 {
-			if err := os.Lchown(tmp, uid, gid); err != nil {
-				return err
-			}
-		}
-		if err := os.Rename(tmp, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// RemoveStale deletes files below dir that are not in files (keys removed from a Secret).
-func RemoveStale(dir string, files []File) error {
-	keep := map[string]bool{}
-	for _, f := range files {
-		keep[filepath.Join(dir, filepath.Clean("/"+f.Path))] = true
-	}
-	return filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() || keep[path] {
-			return err
-		}
-		return os.Remove(path)
-	})
 }

@@ -1,8 +1,6 @@
 package podfiles
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,33 +80,6 @@ func TestResourceValue(t *testing.T) {
 	for _, tc := range cases {
 		if got, err := ResourceValue(pod, &tc.ref); err != nil || got != tc.want {
 			t.Errorf("%+v: got %q, %v; want %q", tc.ref, got, err, tc.want)
-		}
-	}
-}
-
-func TestWriteFilesModes(t *testing.T) {
-	dir := t.TempDir()
-	if err := WriteFiles(dir, []File{{Path: "../escape/x", Data: []byte("d"), Mode: 0o640}}, -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(filepath.Join(dir, "escape", "x"))
-	if err != nil || st.Mode().Perm() != 0o640 {
-		t.Fatalf("stat = %v, %v", st, err)
-	}
-}
-
-func TestRemoveStale(t *testing.T) {
-	dir := t.TempDir()
-	files := []File{{Path: "keep", Data: []byte("k"), Mode: 0o644}, {Path: "sub/keep2", Data: []byte("k"), Mode: 0o644}}
-	if err := WriteFiles(dir, append(files, File{Path: "sub/old", Data: []byte("o"), Mode: 0o644}), -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	if err := RemoveStale(dir, files); err != nil {
-		t.Fatal(err)
-	}
-	for path, want := range map[string]bool{"keep": true, "sub/keep2": true, "sub/old": false} {
-		if _, err := os.Stat(filepath.Join(dir, path)); (err == nil) != want {
-			t.Errorf("%s exists=%v, want %v", path, err == nil, want)
 		}
 	}
 }

@@ -31,6 +31,10 @@ type podRuntime struct {
 	names    network.Names
 	finished chan struct{} // closed when run returns
 
+	// volMu serialises writes of the pod's volumes: the set-up and the refreshes of
+	// WatchVolumeSources.
+	volMu sync.Mutex
+
 	mu           sync.Mutex
 	pod          *corev1.Pod
 	podIP        string
@@ -169,7 +173,9 @@ func (rt *podRuntime) prepare(ctx context.Context) error {
 	if err := rt.writeEtcFiles(ip); err != nil {
 		return err
 	}
+	rt.volMu.Lock()
 	vs, err := rt.p.setupVolumes(ctx, rt.snapshotSpec(), rt.dir)
+	rt.volMu.Unlock()
 	rt.mu.Lock()
 	rt.volumes = vs
 	rt.mu.Unlock()
@@ -394,9 +400,11 @@ func (rt *podRuntime) teardown() {
 		}
 		return
 	}
+	rt.volMu.Lock() // a refresh in flight must not re-create what is removed
 	if err := teardownVolumes(rt.dir); err != nil {
 		rt.log()("volume teardown failed", "err", err)
 	}
+	rt.volMu.Unlock()
 	_ = rt.p.cfg.IPAM.Release(string(rt.pod.UID))
 	removeAllButLogs(rt.dir)
 	rt.finishDeletion(ctx)

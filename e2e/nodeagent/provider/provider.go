@@ -50,6 +50,8 @@ type Provider struct {
 	shuttingDown bool
 	// base outlives single pods: cancelled when the agent stops (processes keep running).
 	base context.Context
+	// sources reads Secrets and ConfigMaps from WatchVolumeSources' cache once it runs.
+	sources *sourceCache
 }
 
 // New creates a provider; ctx bounds the pod workers' lifetime (not the pods' processes).

@@ -89,14 +89,10 @@ func (vs *volumeSetup) setup(ctx context.Context, v *corev1.Volume) (string, err
 			return "", err
 		}
 		// The folder itself must stay: running containers (re-adopted after an agent restart)
-		// have it bind-mounted. Files are replaced one by one and stale ones removed.
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
-		}
-		if err := podfiles.WriteFiles(dir, files, vs.owner.uid, vs.owner.gid); err != nil {
-			return "", err
-		}
-		return dir, podfiles.RemoveStale(dir, files)
+		// have it bind-mounted. Its content is swapped atomically (see podfiles.WriteAtomic),
+		// which is also how refreshes reach running containers.
+		_, err = podfiles.WriteAtomic(dir, files, vs.owner.uid, vs.owner.gid)
+		return dir, err
 	}
 	return "", fmt.Errorf("unsupported volume type")
 }
@@ -204,7 +200,7 @@ func (vs *volumeSetup) projectedFiles(ctx context.Context, s corev1.VolumeProjec
 }
 
 func (vs *volumeSetup) secretFiles(ctx context.Context, name string, items []corev1.KeyToPath, mode *int32, optional bool) ([]podfiles.File, error) {
-	s, err := vs.p.cfg.Client.CoreV1().Secrets(vs.pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+	s, err := vs.p.getSecret(ctx, vs.pod.Namespace, name)
 	if apierrors.IsNotFound(err) && optional {
 		return nil, nil
 	}
@@ -215,7 +211,7 @@ func (vs *volumeSetup) secretFiles(ctx context.Context, name string, items []cor
 }
 
 func (vs *volumeSetup) configMapFiles(ctx context.Context, name string, items []corev1.KeyToPath, mode *int32, optional bool) ([]podfiles.File, error) {
-	cm, err := vs.p.cfg.Client.CoreV1().ConfigMaps(vs.pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+	cm, err := vs.p.getConfigMap(ctx, vs.pod.Namespace, name)
 	if apierrors.IsNotFound(err) && optional {
 		return nil, nil
 	}

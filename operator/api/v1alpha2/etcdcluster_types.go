@@ -9,8 +9,8 @@ import (
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.replicas) && self.replicas == 0 && has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
 // +kubebuilder:validation:XValidation:rule="!(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory') || quantity(string(self.storage.size)).isGreaterThan(quantity('0'))",message="spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
-// +kubebuilder:validation:XValidation:rule="has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added to or removed from an existing cluster; delete and recreate"
-// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(oldSelf.tls) || self.tls == oldSelf.tls",message="spec.tls is immutable post-create; delete and recreate the cluster to change TLS configuration"
+// +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.client)) == (has(oldSelf.tls) && has(oldSelf.tls.client)) && (!has(self.tls) || !has(self.tls.client) || self.tls.client == oldSelf.tls.client)",message="spec.tls.client cannot be added, removed or changed on an existing cluster (enabling client TLS on a running cluster is not supported yet); delete and recreate. spec.tls.certificateTemplate may be changed"
+// +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.peer)) == (has(oldSelf.tls) && has(oldSelf.tls.peer)) && (!has(self.tls) || !has(self.tls.peer) || self.tls.peer == oldSelf.tls.peer)",message="spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.storageClassName) == has(oldSelf.storage.storageClassName)",message="spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage.storageClassName) || !has(oldSelf.storage.storageClassName) || self.storage.storageClassName == oldSelf.storage.storageClassName",message="spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
 // +kubebuilder:validation:XValidation:rule="!(has(oldSelf.auth) && has(oldSelf.auth.enabled) && oldSelf.auth.enabled) || (has(self.auth) && has(self.auth.enabled) && self.auth.enabled)",message="spec.auth.enabled cannot be turned off once on: etcd keeps auth enabled in its data; delete and recreate the cluster to run without auth"
@@ -120,6 +120,11 @@ type TLSSpec struct {
 	Client *ClientTLS `json:"client,omitempty"`
 	// +optional
 	Peer *PeerTLS `json:"peer,omitempty"`
+	// CertificateTemplate tunes every Certificate the operator emits (not BYO Secrets). It may
+	// be changed at any time: the Certificates are updated and cert-manager re-issues them, and
+	// etcd picks the new leaves up without a restart.
+	// +optional
+	CertificateTemplate *CertificateTemplate `json:"certificateTemplate,omitempty"`
 }
 
 // ClientTLS is the client plane (port 2379): a BYO Secret or cert-manager. An operator-client

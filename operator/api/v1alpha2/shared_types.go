@@ -3,6 +3,7 @@ package v1alpha2
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // StorageMedium selects where a member keeps its data directory.
@@ -68,14 +69,62 @@ type EtcdOptions struct {
 	SnapshotCount *int64 `json:"snapshotCount,omitempty"`
 }
 
-// IssuerReference names a cert-manager issuer.
+// IssuerReference names a cert-manager issuer: an Issuer or ClusterIssuer of cert-manager.io, or
+// with group set, an external issuer of any kind (e.g. group awspca.cert-manager.io, kind
+// AWSPCAClusterIssuer). The kind is checked only for cert-manager.io, whose kinds are known.
+// +kubebuilder:validation:XValidation:rule="(has(self.group) && size(self.group) > 0 && self.group != 'cert-manager.io') || !has(self.kind) || self.kind in ['Issuer', 'ClusterIssuer']",message="issuerRef.kind must be Issuer or ClusterIssuer for cert-manager.io issuers; set issuerRef.group to name an external issuer of another kind"
 type IssuerReference struct {
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
-	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// Kind is Issuer or ClusterIssuer for cert-manager.io; an external issuer's kind otherwise.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9]*$`
 	// +kubebuilder:default=Issuer
 	// +optional
 	Kind string `json:"kind,omitempty"`
+	// Group of the issuer's API; empty means cert-manager.io.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Group string `json:"group,omitempty"`
+}
+
+// CertificateTemplate tunes every cert-manager Certificate the operator emits. Unset fields keep
+// the defaults: cert-manager's duration (90 days) and renewBefore (a third of the duration), and
+// ECDSA P-256 keys.
+// +kubebuilder:validation:XValidation:rule="!has(self.duration) || !has(self.renewBefore) || duration(self.renewBefore) < duration(self.duration)",message="spec.tls.certificateTemplate.renewBefore must be shorter than duration"
+type CertificateTemplate struct {
+	// Duration is the requested lifetime of a leaf certificate, e.g. 2160h. cert-manager's
+	// minimum is 1h.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// RenewBefore is how long before expiry cert-manager renews, e.g. 720h.
+	// +optional
+	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+	// +optional
+	PrivateKey *PrivateKeyTemplate `json:"privateKey,omitempty"`
+}
+
+// PrivateKeyAlgorithm is the key algorithm of emitted certificates.
+// +kubebuilder:validation:Enum=RSA;ECDSA;Ed25519
+type PrivateKeyAlgorithm string
+
+const (
+	PrivateKeyRSA     PrivateKeyAlgorithm = "RSA"
+	PrivateKeyECDSA   PrivateKeyAlgorithm = "ECDSA"
+	PrivateKeyEd25519 PrivateKeyAlgorithm = "Ed25519"
+)
+
+// PrivateKeyTemplate is the key of emitted certificates; a fresh key is generated on every
+// renewal.
+// +kubebuilder:validation:XValidation:rule="!has(self.size) || self.size == 0 || (self.algorithm == 'RSA' && self.size >= 2048 && self.size <= 8192) || (self.algorithm == 'ECDSA' && self.size in [256, 384, 521])",message="spec.tls.certificateTemplate.privateKey.size must be 2048-8192 for RSA, 256, 384 or 521 for ECDSA, and unset for Ed25519"
+type PrivateKeyTemplate struct {
+	// Algorithm defaults to ECDSA.
+	// +kubebuilder:default=ECDSA
+	// +optional
+	Algorithm PrivateKeyAlgorithm `json:"algorithm,omitempty"`
+	// Size is the RSA modulus (default 2048) or the ECDSA curve (default 256).
+	// +optional
+	Size int `json:"size,omitempty"`
 }
 
 // SnapshotLocation is where a snapshot is read from or written to: exactly one of s3 or pvc.

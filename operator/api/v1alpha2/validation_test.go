@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -155,6 +156,28 @@ func TestCreateRejections(t *testing.T) {
 		{"image repository with tag", func(s *v1.EtcdClusterSpec) { s.ImageRepository = "mirror.local:5000/etcd:v3.6.16" }, v1.MsgImageRepositoryNoTag},
 		{"image repository with digest", func(s *v1.EtcdClusterSpec) { s.ImageRepository = "mirror.local/etcd@sha256:00" }, v1.MsgImageRepositoryNoTag},
 		{"priority class not a DNS name", func(s *v1.EtcdClusterSpec) { s.PriorityClassName = "High_Priority" }, v1.MsgPriorityClassNameFormat},
+		{"cert-manager issuer of an unknown kind", func(s *v1.EtcdClusterSpec) {
+			s.TLS = peerIssuer(v1.IssuerReference{Name: "ca", Kind: "VaultIssuer"})
+		}, v1.MsgIssuerKind},
+		{"cert-manager.io group named with an unknown kind", func(s *v1.EtcdClusterSpec) {
+			s.TLS = peerIssuer(v1.IssuerReference{Name: "ca", Kind: "VaultIssuer", Group: "cert-manager.io"})
+		}, v1.MsgIssuerKind},
+		{"renewBefore not shorter than duration", func(s *v1.EtcdClusterSpec) {
+			s.TLS = peerIssuer(v1.IssuerReference{Name: "ca"})
+			s.TLS.CertificateTemplate = &v1.CertificateTemplate{Duration: &metav1.Duration{Duration: time.Hour}, RenewBefore: &metav1.Duration{Duration: time.Hour}}
+		}, v1.MsgRenewBeforeDuration},
+		{"RSA key too small", func(s *v1.EtcdClusterSpec) {
+			s.TLS = peerIssuer(v1.IssuerReference{Name: "ca"})
+			s.TLS.CertificateTemplate = &v1.CertificateTemplate{PrivateKey: &v1.PrivateKeyTemplate{Algorithm: v1.PrivateKeyRSA, Size: 1024}}
+		}, v1.MsgPrivateKeySize},
+		{"Ed25519 with a size", func(s *v1.EtcdClusterSpec) {
+			s.TLS = peerIssuer(v1.IssuerReference{Name: "ca"})
+			s.TLS.CertificateTemplate = &v1.CertificateTemplate{PrivateKey: &v1.PrivateKeyTemplate{Algorithm: v1.PrivateKeyEd25519, Size: 256}}
+		}, v1.MsgPrivateKeySize},
+		{"ECDSA key of no curve", func(s *v1.EtcdClusterSpec) {
+			s.TLS = peerIssuer(v1.IssuerReference{Name: "ca"})
+			s.TLS.CertificateTemplate = &v1.CertificateTemplate{PrivateKey: &v1.PrivateKeyTemplate{Size: 300}}
+		}, v1.MsgPrivateKeySize},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,9 +216,16 @@ func TestUpdateRejections(t *testing.T) {
 		{"storage class added", nil, func(s *v1.EtcdClusterSpec) { s.Storage.StorageClassName = ptr.To("fast") }, v1.MsgStorageClassAddRemove},
 		{"storage class changed", func(s *v1.EtcdClusterSpec) { s.Storage.StorageClassName = ptr.To("fast") },
 			func(s *v1.EtcdClusterSpec) { s.Storage.StorageClassName = ptr.To("slow") }, v1.MsgStorageClassImmutable},
-		{"tls added", nil, func(s *v1.EtcdClusterSpec) {
+		{"peer tls added", nil, func(s *v1.EtcdClusterSpec) {
 			s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{SecretRef: &corev1.LocalObjectReference{Name: "peer"}}}
-		}, v1.MsgTLSAddRemove},
+		}, v1.MsgTLSPeerImmutable},
+		{"peer tls added beside client tls", func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() },
+			func(s *v1.EtcdClusterSpec) { s.TLS.Peer = peerIssuer(v1.IssuerReference{Name: "ca"}).Peer }, v1.MsgTLSPeerImmutable},
+		{"peer issuer changed", func(s *v1.EtcdClusterSpec) { s.TLS = peerIssuer(v1.IssuerReference{Name: "ca"}) },
+			func(s *v1.EtcdClusterSpec) { s.TLS.Peer.CertManager.IssuerRef.Name = "other" }, v1.MsgTLSPeerImmutable},
+		{"client tls added", nil, func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() }, v1.MsgTLSClientImmutable},
+		{"client tls removed", func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() },
+			func(s *v1.EtcdClusterSpec) { s.TLS = nil }, v1.MsgTLSClientImmutable},
 		{"auth turned off", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth.Enabled = false }, v1.MsgAuthNoDisable},
 		{"auth removed", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth = nil }, v1.MsgAuthNoDisable},
 		{"bootstrap added", nil, func(s *v1.EtcdClusterSpec) {
@@ -254,6 +284,69 @@ func TestAuthUpdatesAccepted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The certificate template is the one part of spec.tls that may change after create, and a
+// template alone may be added to (or dropped from) a TLS cluster.
+func TestCertificateTemplateIsMutable(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := cluster(ns, "template", func(s *v1.EtcdClusterSpec) {
+		s.TLS = clientIssuer()
+		s.TLS.Peer = peerIssuer(v1.IssuerReference{Name: "ca", Kind: "ClusterIssuer"}).Peer
+	})
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	steps := []*v1.CertificateTemplate{
+		{Duration: &metav1.Duration{Duration: 48 * time.Hour}, RenewBefore: &metav1.Duration{Duration: 24 * time.Hour}},
+		{PrivateKey: &v1.PrivateKeyTemplate{Algorithm: v1.PrivateKeyRSA, Size: 4096}},
+		{PrivateKey: &v1.PrivateKeyTemplate{Algorithm: v1.PrivateKeyEd25519}},
+		nil,
+	}
+	for i, tpl := range steps {
+		c.Spec.TLS.CertificateTemplate = tpl
+		if err := env.Client.Update(ctx, c); err != nil {
+			t.Fatalf("step %d: template change refused: %v", i, err)
+		}
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.TLS.CertificateTemplate = &v1.CertificateTemplate{PrivateKey: &v1.PrivateKeyTemplate{}}
+	if err := env.Client.Update(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Spec.TLS.CertificateTemplate.PrivateKey.Algorithm; got != v1.PrivateKeyECDSA {
+		t.Errorf("privateKey.algorithm default: got %q, want ECDSA", got)
+	}
+}
+
+// External issuers: any kind once a group other than cert-manager.io is named; a bare
+// reference still defaults to a cert-manager.io Issuer as in the public operator.
+func TestIssuerReferences(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := cluster(ns, "external", func(s *v1.EtcdClusterSpec) {
+		s.TLS = &v1.TLSSpec{
+			Client: &v1.ClientTLS{CertManager: &v1.ClientCertManager{ServerIssuerRef: v1.IssuerReference{Name: "pca", Kind: "AWSPCAClusterIssuer", Group: "awspca.cert-manager.io"}}},
+			Peer:   peerIssuer(v1.IssuerReference{Name: "ca"}).Peer,
+		}
+	})
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatalf("external issuer refused: %v", err)
+	}
+	if got := c.Spec.TLS.Peer.CertManager.IssuerRef; got.Kind != "Issuer" || got.Group != "" {
+		t.Errorf("bare issuerRef defaults: got kind %q group %q, want Issuer and no group", got.Kind, got.Group)
+	}
+}
+
+func clientIssuer() *v1.TLSSpec {
+	return &v1.TLSSpec{Client: &v1.ClientTLS{CertManager: &v1.ClientCertManager{ServerIssuerRef: v1.IssuerReference{Name: "ca"}}}}
+}
+
+func peerIssuer(ref v1.IssuerReference) *v1.TLSSpec {
+	return &v1.TLSSpec{Peer: &v1.PeerTLS{CertManager: &v1.PeerCertManager{IssuerRef: ref}}}
 }
 
 func TestScaleSubresource(t *testing.T) {

@@ -32,10 +32,14 @@ type IssuerRef struct {
 	Name, Kind, Group string
 }
 
-// IssuerRefFrom converts the API's reference. The v1alpha2 type has no group yet, so the
-// result is always a cert-manager.io issuer.
+// IssuerRefFrom converts the API's reference; cert-manager.io spelled out is the same issuer
+// as an empty group, so it is dropped to keep the emitted spec (and its comparison) canonical.
 func IssuerRefFrom(r v1alpha2.IssuerReference) IssuerRef {
-	return IssuerRef{Name: r.Name, Kind: r.Kind}
+	group := r.Group
+	if group == cmapi.SchemeGroupVersion.Group {
+		group = ""
+	}
+	return IssuerRef{Name: r.Name, Kind: r.Kind, Group: group}
 }
 
 func (r IssuerRef) api() cmmeta.IssuerReference {
@@ -56,6 +60,18 @@ type Settings struct {
 	KeyAlgorithm cmapi.PrivateKeyAlgorithm
 	// KeySize is the RSA modulus or ECDSA curve size; 0 means 2048 for RSA, 256 for ECDSA.
 	KeySize int
+}
+
+// SettingsFrom reads spec.tls.certificateTemplate; nil keeps every default.
+func SettingsFrom(t *v1alpha2.CertificateTemplate) Settings {
+	if t == nil {
+		return Settings{}
+	}
+	s := Settings{Duration: t.Duration, RenewBefore: t.RenewBefore}
+	if k := t.PrivateKey; k != nil {
+		s.KeyAlgorithm, s.KeySize = cmapi.PrivateKeyAlgorithm(k.Algorithm), k.Size
+	}
+	return s
 }
 
 func (s Settings) privateKey() *cmapi.CertificatePrivateKey {
@@ -127,12 +143,14 @@ func OperatorClientCertificate(c *v1alpha2.EtcdCluster, issuer IssuerRef, s Sett
 }
 
 // DesiredCertificates are the Certificates a cluster's spec asks the operator to emit (none
-// for BYO planes), in a stable order: server, operator-client, peer.
-func DesiredCertificates(c *v1alpha2.EtcdCluster, clusterDomain string, s Settings) []*cmapi.Certificate {
+// for BYO planes), in a stable order: server, operator-client, peer. All of them follow
+// spec.tls.certificateTemplate.
+func DesiredCertificates(c *v1alpha2.EtcdCluster, clusterDomain string) []*cmapi.Certificate {
 	var out []*cmapi.Certificate
 	if c.Spec.TLS == nil {
 		return nil
 	}
+	s := SettingsFrom(c.Spec.TLS.CertificateTemplate)
 	if cl := c.Spec.TLS.Client; cl != nil && cl.CertManager != nil {
 		out = append(out, ServerCertificate(c, clusterDomain, IssuerRefFrom(cl.CertManager.ServerIssuerRef), s))
 		if ref := cl.CertManager.OperatorClientIssuerRef; ref != nil {

@@ -68,7 +68,7 @@ func TestDesiredCertificates(t *testing.T) {
 	tests := []struct {
 		name    string
 		cluster *v1alpha2.EtcdCluster
-		want    []string // Certificate name/issuer kind/issuer name
+		want    []string // Certificate name/issuer group/issuer kind/issuer name
 		secrets SecretNames
 	}{{
 		name:    "plaintext",
@@ -76,7 +76,7 @@ func TestDesiredCertificates(t *testing.T) {
 	}, {
 		name:    "both planes, mTLS",
 		cluster: testCluster(nil),
-		want:    []string{"etcd-server/Issuer/etcd-ca", "etcd-operator-client/Issuer/etcd-ca", "etcd-peer/ClusterIssuer/peer-ca"},
+		want:    []string{"etcd-server//Issuer/etcd-ca", "etcd-operator-client//Issuer/etcd-ca", "etcd-peer//ClusterIssuer/peer-ca"},
 		secrets: SecretNames{Server: "etcd-server-tls", OperatorClient: "etcd-operator-client-tls", Peer: "etcd-peer-tls"},
 	}, {
 		name: "client without mTLS, kind defaulted",
@@ -84,15 +84,23 @@ func TestDesiredCertificates(t *testing.T) {
 			c.Spec.TLS.Client.CertManager = &v1alpha2.ClientCertManager{ServerIssuerRef: v1alpha2.IssuerReference{Name: "ca"}}
 			c.Spec.TLS.Peer = nil
 		}),
-		want:    []string{"etcd-server/Issuer/ca"},
+		want:    []string{"etcd-server//Issuer/ca"},
 		secrets: SecretNames{Server: "etcd-server-tls"},
 	}, {
 		name: "BYO client, cert-manager peer",
 		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
 			c.Spec.TLS.Client = &v1alpha2.ClientTLS{ServerSecretRef: byo, OperatorClientSecretRef: &corev1.LocalObjectReference{Name: "op"}}
 		}),
-		want:    []string{"etcd-peer/ClusterIssuer/peer-ca"},
+		want:    []string{"etcd-peer//ClusterIssuer/peer-ca"},
 		secrets: SecretNames{Server: "byo", OperatorClient: "op", Peer: "etcd-peer-tls"},
+	}, {
+		name: "external issuer group, cert-manager.io spelled out",
+		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+			c.Spec.TLS.Client.CertManager.ServerIssuerRef = v1alpha2.IssuerReference{Name: "pca", Kind: "AWSPCAClusterIssuer", Group: "awspca.cert-manager.io"}
+			c.Spec.TLS.Client.CertManager.OperatorClientIssuerRef.Group = "cert-manager.io"
+		}),
+		want:    []string{"etcd-server/awspca.cert-manager.io/AWSPCAClusterIssuer/pca", "etcd-operator-client//Issuer/etcd-ca", "etcd-peer//ClusterIssuer/peer-ca"},
+		secrets: SecretNames{Server: "etcd-server-tls", OperatorClient: "etcd-operator-client-tls", Peer: "etcd-peer-tls"},
 	}, {
 		name: "BYO both",
 		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
@@ -104,11 +112,9 @@ func TestDesiredCertificates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, c := range DesiredCertificates(tt.cluster, "cluster.local", Settings{}) {
-				got = append(got, c.Name+"/"+c.Spec.IssuerRef.Kind+"/"+c.Spec.IssuerRef.Name)
-				if c.Spec.IssuerRef.Group != "" {
-					t.Errorf("%s: group %q from an API without groups", c.Name, c.Spec.IssuerRef.Group)
-				}
+			for _, c := range DesiredCertificates(tt.cluster, "cluster.local") {
+				r := c.Spec.IssuerRef
+				got = append(got, c.Name+"/"+r.Group+"/"+r.Kind+"/"+r.Name)
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("certificates %q, want %q", got, tt.want)
@@ -150,13 +156,71 @@ func TestNeedsUpdate(t *testing.T) {
 	}
 }
 
+// spec.tls.certificateTemplate reaches every emitted Certificate, and a changed template makes
+// each of them need an update (the controller then updates it and cert-manager re-issues).
+func TestCertificateTemplateAppliesToEveryCertificate(t *testing.T) {
+	tpl := &v1alpha2.CertificateTemplate{
+		Duration:    &metav1.Duration{Duration: 48 * time.Hour},
+		RenewBefore: &metav1.Duration{Duration: 12 * time.Hour},
+		PrivateKey:  &v1alpha2.PrivateKeyTemplate{Algorithm: v1alpha2.PrivateKeyRSA, Size: 3072},
+	}
+	before := DesiredCertificates(testCluster(nil), "cluster.local")
+	after := DesiredCertificates(testCluster(func(c *v1alpha2.EtcdCluster) { c.Spec.TLS.CertificateTemplate = tpl }), "cluster.local")
+	if len(after) != 3 || len(before) != 3 {
+		t.Fatalf("want 3 certificates before and after, got %d and %d", len(before), len(after))
+	}
+	for i, c := range after {
+		golden.Assert(t, "template-"+c.Name, c)
+		if c.Spec.Duration.Duration != 48*time.Hour || c.Spec.RenewBefore.Duration != 12*time.Hour {
+			t.Errorf("%s: duration %v renewBefore %v", c.Name, c.Spec.Duration, c.Spec.RenewBefore)
+		}
+		if k := c.Spec.PrivateKey; k.Algorithm != cmapi.RSAKeyAlgorithm || k.Size != 3072 {
+			t.Errorf("%s: private key %s/%d, want RSA/3072", c.Name, k.Algorithm, k.Size)
+		}
+		if !slices.Contains(c.Spec.Usages, cmapi.UsageKeyEncipherment) {
+			t.Errorf("%s: an RSA leaf lacks key encipherment: %v", c.Name, c.Spec.Usages)
+		}
+		if !NeedsUpdate(before[i], c) {
+			t.Errorf("%s: a template change does not update the Certificate", c.Name)
+		}
+		if NeedsUpdate(c, after[i]) {
+			t.Errorf("%s: an unchanged template updates the Certificate", c.Name)
+		}
+	}
+}
+
+func TestSettingsFrom(t *testing.T) {
+	tests := []struct {
+		name string
+		tpl  *v1alpha2.CertificateTemplate
+		want cmapi.CertificatePrivateKey
+	}{
+		{"unset", nil, cmapi.CertificatePrivateKey{Algorithm: cmapi.ECDSAKeyAlgorithm, Size: 256}},
+		{"key left empty", &v1alpha2.CertificateTemplate{}, cmapi.CertificatePrivateKey{Algorithm: cmapi.ECDSAKeyAlgorithm, Size: 256}},
+		{"RSA default size", &v1alpha2.CertificateTemplate{PrivateKey: &v1alpha2.PrivateKeyTemplate{Algorithm: v1alpha2.PrivateKeyRSA}},
+			cmapi.CertificatePrivateKey{Algorithm: cmapi.RSAKeyAlgorithm, Size: 2048}},
+		{"ECDSA P-384", &v1alpha2.CertificateTemplate{PrivateKey: &v1alpha2.PrivateKeyTemplate{Algorithm: v1alpha2.PrivateKeyECDSA, Size: 384}},
+			cmapi.CertificatePrivateKey{Algorithm: cmapi.ECDSAKeyAlgorithm, Size: 384}},
+		{"Ed25519", &v1alpha2.CertificateTemplate{PrivateKey: &v1alpha2.PrivateKeyTemplate{Algorithm: v1alpha2.PrivateKeyEd25519}},
+			cmapi.CertificatePrivateKey{Algorithm: cmapi.Ed25519KeyAlgorithm}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := SettingsFrom(tt.tpl).privateKey()
+			if k.Algorithm != tt.want.Algorithm || k.Size != tt.want.Size || k.RotationPolicy != cmapi.RotationPolicyAlways {
+				t.Errorf("private key %+v, want %+v with rotation Always", *k, tt.want)
+			}
+		})
+	}
+}
+
 // What the builder asks for is what validation demands of a member: a certificate issued
 // exactly as the Certificate requests (SANs and extended usages) passes for any member.
 func TestEmittedCertificatesPassValidation(t *testing.T) {
 	c := testCluster(nil)
 	ca := newCA(t, "etcd-ca")
 	ref := ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: "cozy.local"}
-	for _, cert := range DesiredCertificates(c, "cozy.local", Settings{}) {
+	for _, cert := range DesiredCertificates(c, "cozy.local") {
 		spec := leafSpec{cn: cert.Spec.CommonName, dns: cert.Spec.DNSNames, usages: extUsages(cert.Spec.Usages)}
 		for _, ip := range cert.Spec.IPAddresses {
 			spec.ips = append(spec.ips, net.ParseIP(ip))

@@ -20,12 +20,13 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
 // ensureCertificates creates the cert-manager Certificates of the cluster's certManager planes
-// and re-issues them when the names or issuers they should carry change. Without cert-manager's
+// and updates them when the names, issuers or certificate template they should carry change;
+// cert-manager re-issues an updated Certificate. Without cert-manager's
 // CRD the pass goes on (a cluster with BYO planes, or one waiting for cert-manager to be
 // installed, is still reported) and status says why no certificate will come.
 func (r *Reconciler) ensureCertificates(ctx context.Context, st *clusterState) error {
 	st.certManagerMissing = false
-	for _, want := range pki.DesiredCertificates(st.cluster, r.clusterDomain(), pki.Settings{}) {
+	for _, want := range pki.DesiredCertificates(st.cluster, r.clusterDomain()) {
 		err := r.ensureCertificate(ctx, st.cluster, want)
 		if meta.IsNoMatchError(err) {
 			st.certManagerMissing = true
@@ -71,7 +72,7 @@ func (r *Reconciler) ensureCertificate(ctx context.Context, c *v1alpha2.EtcdClus
 	if err := r.Client.Update(ctx, got); err != nil {
 		return err
 	}
-	r.event(c, corev1.EventTypeNormal, "CertificateUpdated", "UpdateCertificate", "updated Certificate %s to the cluster's current names and issuer", got.Name)
+	r.event(c, corev1.EventTypeNormal, "CertificateUpdated", "UpdateCertificate", "updated Certificate %s to the cluster's current names, issuer and certificate template", got.Name)
 	return nil
 }
 

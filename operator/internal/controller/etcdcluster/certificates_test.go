@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -92,6 +93,49 @@ func TestEnsureCertificatesCreatesAndUpdates(t *testing.T) {
 	now := certificates(t, cl)[server.Name]
 	if now.ResourceVersion == rv || strings.Contains(strings.Join(now.Spec.DNSNames, ","), "example.org") {
 		t.Errorf("a Certificate whose names changed was not updated: %v", now.Spec.DNSNames)
+	}
+}
+
+// An edit of spec.tls.certificateTemplate updates every emitted Certificate in place (same
+// object, new spec) so cert-manager re-issues; nothing is deleted and recreated.
+func TestEnsureCertificatesFollowsTemplate(t *testing.T) {
+	cl := fake.NewClientBuilder().WithScheme(certScheme(t)).Build()
+	r := &Reconciler{Client: cl}
+	c := certManagerCluster()
+	st := &clusterState{cluster: c, status: &c.Status}
+	ctx := context.Background()
+	if err := r.ensureCertificates(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	before := certificates(t, cl)
+	c.Spec.TLS.CertificateTemplate = &v1alpha2.CertificateTemplate{
+		Duration:    &metav1.Duration{Duration: 2 * time.Hour},
+		RenewBefore: &metav1.Duration{Duration: time.Hour},
+		PrivateKey:  &v1alpha2.PrivateKeyTemplate{Algorithm: v1alpha2.PrivateKeyEd25519},
+	}
+	if err := r.ensureCertificates(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	after := certificates(t, cl)
+	if len(after) != 3 {
+		t.Fatalf("want 3 Certificates, got %d", len(after))
+	}
+	for name, cert := range after {
+		if cert.UID != before[name].UID || cert.ResourceVersion == before[name].ResourceVersion {
+			t.Errorf("%s: not updated in place (uid %s→%s, rv %s→%s)", name, before[name].UID, cert.UID, before[name].ResourceVersion, cert.ResourceVersion)
+		}
+		if cert.Spec.Duration.Duration != 2*time.Hour || cert.Spec.RenewBefore.Duration != time.Hour || cert.Spec.PrivateKey.Algorithm != cmapi.Ed25519KeyAlgorithm {
+			t.Errorf("%s: template not applied: duration %v renewBefore %v key %s", name, cert.Spec.Duration, cert.Spec.RenewBefore, cert.Spec.PrivateKey.Algorithm)
+		}
+	}
+	c.Spec.TLS.CertificateTemplate = nil
+	if err := r.ensureCertificates(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	for name, cert := range certificates(t, cl) {
+		if cert.Spec.Duration != nil || cert.Spec.PrivateKey.Algorithm != cmapi.ECDSAKeyAlgorithm {
+			t.Errorf("%s: dropping the template did not restore the defaults: duration %v key %s", name, cert.Spec.Duration, cert.Spec.PrivateKey.Algorithm)
+		}
 	}
 }
 

@@ -75,7 +75,7 @@ func TestOperatorCertificatesIssued(t *testing.T) {
 	create(t, c.Client, cluster)
 
 	start := time.Now()
-	certs := pki.DesiredCertificates(cluster, localcluster.ClusterDomain, pki.Settings{})
+	certs := pki.DesiredCertificates(cluster, localcluster.ClusterDomain)
 	if len(certs) != 3 {
 		t.Fatalf("%d Certificates desired, want server, operator-client and peer", len(certs))
 	}

@@ -48,15 +48,22 @@ func TestTLS(t *testing.T) {
 			t.Logf("operator log, last lines:\n%s", op.LogTail(60))
 		}
 	})
-	t.Run("MutualTLSBothPlanes", func(t *testing.T) { testMutualTLS(t, c) })
 	t.Run("BYOCertificateMissingSAN", func(t *testing.T) { testMissingSAN(t, c) })
+	ns := e2eutil.NewNamespace(t, c) // the parent's: the cluster outlives the first subtest
+	if !t.Run("MutualTLSBothPlanes", func(t *testing.T) { testMutualTLS(t, c, ns) }) {
+		t.Fatal("the full-mTLS cluster the rotation scenarios use did not come up")
+	}
+	// The same running cluster: a forced leaf renewal, a certificate template edit, then
+	// scaling with the renewed certificates; no step may restart a member.
+	t.Run("LeafRenewalWithoutRestart", func(t *testing.T) { testLeafRenewal(t, c, ns, "etcd") })
+	t.Run("CertificateTemplateEdit", func(t *testing.T) { testTemplateEdit(t, c, ns, "etcd") })
+	t.Run("Scale3To5To3", func(t *testing.T) { testScaleWithTLS(t, c, ns, "etcd") })
 }
 
 // testMutualTLS: a 3-member cluster with cert-manager on both planes and an operator-client
 // issuer converges; the operator-client certificate writes and reads; a client without a
 // certificate is refused.
-func testMutualTLS(t *testing.T, c *framework.Cluster) {
-	ns := e2eutil.NewNamespace(t, c)
+func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 	createCA(t, c, ns)
 	ca := v1alpha2.IssuerReference{Name: "etcd-ca", Kind: "Issuer"}
 	start := time.Now()

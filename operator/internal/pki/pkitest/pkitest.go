@@ -81,6 +81,31 @@ func (ca *CA) leaf(t testing.TB, cn string, dns []string, ips []net.IP, usages [
 	}
 }
 
+// SignCSR is what an external issuer does with a CertificateRequest: it issues the PEM CSR's
+// key, subject and SANs for lifetime, with etcd's server and client usages.
+func (ca *CA) SignCSR(t testing.TB, csrPEM []byte, lifetime time.Duration) []byte {
+	t.Helper()
+	b, _ := pem.Decode(csrPEM)
+	if b == nil {
+		t.Fatal("the request holds no PEM CSR")
+	}
+	csr, err := x509.ParseCertificateRequest(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := csr.CheckSignature(); err != nil {
+		t.Fatalf("CSR signature: %v", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: csr.Subject, NotBefore: now, NotAfter: now.Add(lifetime),
+		DNSNames: csr.DNSNames, IPAddresses: csr.IPAddresses, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: ServerAndClient}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, csr.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
 // WithoutMemberNames are the DNS names of n except the member wildcards: a certificate with
 // them covers both Services and loopback but no member.
 func WithoutMemberNames(n pki.Names) []string {

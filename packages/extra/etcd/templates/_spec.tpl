@@ -85,5 +85,17 @@ tls:
         {{- include "etcd.issuerRef" $peer.issuer | nindent 8 }}
     {{- end }}
   {{- end }}
+  {{- /* pki mode with operator leaves: the operator emits them, so the lifetime and key settings
+  travel as its certificate template (editable later; members are not restarted for it). */}}
+  {{- if and (eq $t.mode "pki") (not (include "etcd.chartLeaves" .)) }}
+  certificateTemplate:
+    duration: {{ $t.pki.duration }}
+    renewBefore: {{ $t.pki.renewBefore }}
+    privateKey:
+      algorithm: {{ $t.pki.privateKey.algorithm }}
+      {{- if and $t.pki.privateKey.size (ne $t.pki.privateKey.algorithm "Ed25519") }}
+      size: {{ $t.pki.privateKey.size }}
+      {{- end }}
+  {{- end }}
 {{- end }}
 {{- end -}}

@@ -1,0 +1,257 @@
+//go:build e2e
+
+package tls
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// servingTimeout bounds the way of a renewed Secret to every member's listener: the node
+// agent's watch (or, at worst, its 30 s resync) swaps the volume, and etcd loads the key pair
+// at the next handshake.
+const servingTimeout = time.Minute
+
+// podIdentity is what a restart would change: the Pod's UID and its containers' restart counts.
+type podIdentity map[string]string
+
+func podIdentities(t *testing.T, c *framework.Cluster, ns, cluster string) podIdentity {
+	t.Helper()
+	out := podIdentity{}
+	for _, m := range e2eutil.Members(t, c, ns, cluster) {
+		pod := e2eutil.Pod(t, c, ns, m.Name)
+		if pod == nil {
+			t.Fatalf("member %s has no Pod", m.Name)
+		}
+		id := string(pod.UID)
+		for _, cs := range pod.Status.ContainerStatuses {
+			id += "/" + cs.Name + "=" + strconv.Itoa(int(cs.RestartCount))
+		}
+		out[m.Name] = id
+	}
+	return out
+}
+
+func assertNoRestart(t *testing.T, c *framework.Cluster, ns, cluster string, before podIdentity) {
+	t.Helper()
+	after := podIdentities(t, c, ns, cluster)
+	for name, id := range before {
+		if after[name] != id {
+			t.Errorf("member %s restarted: %s -> %q", name, id, after[name])
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("members changed: %v -> %v", before, after)
+	}
+}
+
+// leafSerial is the serial of the leaf in a Secret's tls.crt.
+func leafSerial(t *testing.T, c *framework.Cluster, ns, secret string) *big.Int {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: secret}, s); err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(s.Data[pki.KeyCert])
+	if block == nil {
+		t.Fatalf("Secret %s has no PEM in %s", secret, pki.KeyCert)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert.SerialNumber
+}
+
+// served is the leaf a member presents on port, verified against the plane's CA for the
+// member's own DNS name (so the SANs are checked too); cfg carries the client certificate.
+func served(c *framework.Cluster, pod *corev1.Pod, host string, port int, cfg *tls.Config) (*x509.Certificate, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	raw, err := c.DialContext(ctx, "tcp", net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port)))
+	if err != nil {
+		return nil, err
+	}
+	defer raw.Close()
+	cfg = cfg.Clone()
+	cfg.ServerName = host
+	conn := tls.Client(raw, cfg)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		return nil, err
+	}
+	return conn.ConnectionState().PeerCertificates[0], nil
+}
+
+// waitServed waits until every member presents the leaf with serial want on port.
+func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int, cfg *tls.Config, want *big.Int) time.Duration {
+	t.Helper()
+	return e2eutil.WaitFor(t, servingTimeout, fmt.Sprintf("serial %x served on :%d by every member", want, port), func() bool {
+		for _, m := range e2eutil.Members(t, c, ns, cluster) {
+			pod := e2eutil.Pod(t, c, ns, m.Name)
+			if pod == nil {
+				return false
+			}
+			cert, err := served(c, pod, resources.MemberHost(m.Name, cluster, ns), port, cfg)
+			if err != nil || cert.SerialNumber.Cmp(want) != 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// planeConfigs are the client configurations for both listeners: the client plane with the
+// operator-client certificate, the peer plane with the peer certificate (peers are each
+// other's clients).
+func planeConfigs(t *testing.T, c *framework.Cluster, ns, cluster string) (client, peer *tls.Config) {
+	t.Helper()
+	return e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName(cluster), pki.OperatorClientSecretName(cluster)),
+		e2eutil.TLSConfig(t, c, ns, pki.PeerSecretName(cluster), pki.PeerSecretName(cluster))
+}
+
+// testLeafRenewal forces a renewal of the server certificate the way cmctl renew does (the
+// Issuing condition on the Certificate's status, which cert-manager's issuing controller acts
+// on) and proves the new leaf is served by every member with no Pod restarted.
+func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
+	before := podIdentities(t, c, ns, cluster)
+	secret := pki.ServerSecretName(cluster)
+	old := leafSerial(t, c, ns, secret)
+	start := time.Now()
+	triggerRenewal(t, c, ns, pki.ServerCertificateName(cluster))
+	var renewed *big.Int
+	issued := e2eutil.WaitFor(t, issueTimeout, "a renewed server certificate", func() bool {
+		renewed = leafSerial(t, c, ns, secret)
+		return renewed.Cmp(old) != 0
+	})
+	clientCfg, _ := planeConfigs(t, c, ns, cluster)
+	served := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, renewed)
+	t.Logf("leaf renewal: cert-manager re-issued in %s, every member served serial %x %s later (%s in all)",
+		issued.Round(time.Millisecond), renewed, served.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	assertNoRestart(t, c, ns, cluster, before)
+	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
+}
+
+// triggerRenewal sets Issuing=True (reason ManuallyTriggered) on the Certificate's status, as
+// cmctl renew does.
+func triggerRenewal(t *testing.T, c *framework.Cluster, ns, name string) {
+	t.Helper()
+	cert := &cmapi.Certificate{}
+	if err := c.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, cert); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	cond := cmapi.CertificateCondition{Type: cmapi.CertificateConditionIssuing, Status: cmmeta.ConditionTrue,
+		Reason: "ManuallyTriggered", Message: "e2e: renewal forced as cmctl renew does", LastTransitionTime: &now,
+		ObservedGeneration: cert.Generation}
+	kept := cert.Status.Conditions[:0]
+	for _, c := range cert.Status.Conditions {
+		if c.Type != cmapi.CertificateConditionIssuing {
+			kept = append(kept, c)
+		}
+	}
+	cert.Status.Conditions = append(kept, cond)
+	if err := c.Client.Status().Update(context.Background(), cert); err != nil {
+		t.Fatalf("trigger renewal of %s: %v", name, err)
+	}
+}
+
+// testTemplateEdit changes spec.tls.certificateTemplate on the running cluster (RSA keys, a
+// shorter lifetime): the operator updates its three Certificates, cert-manager re-issues them,
+// and both listeners of every member serve the new RSA leaves, again without a restart.
+func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
+	before := podIdentities(t, c, ns, cluster)
+	secrets := []string{pki.ServerSecretName(cluster), pki.OperatorClientSecretName(cluster), pki.PeerSecretName(cluster)}
+	old := map[string]*big.Int{}
+	for _, s := range secrets {
+		old[s] = leafSerial(t, c, ns, s)
+	}
+	ec := e2eutil.GetCluster(t, c, ns, cluster)
+	patch := client.MergeFrom(ec.DeepCopy())
+	ec.Spec.TLS.CertificateTemplate = &v1alpha2.CertificateTemplate{
+		Duration:    &metav1.Duration{Duration: 720 * time.Hour},
+		RenewBefore: &metav1.Duration{Duration: 240 * time.Hour},
+		PrivateKey:  &v1alpha2.PrivateKeyTemplate{Algorithm: v1alpha2.PrivateKeyRSA, Size: 2048},
+	}
+	start := time.Now()
+	if err := c.Client.Patch(context.Background(), ec, patch); err != nil {
+		t.Fatalf("certificateTemplate edit refused: %v", err)
+	}
+	renewed := map[string]*big.Int{}
+	issued := e2eutil.WaitFor(t, issueTimeout, "the 3 Certificates re-issued after the template edit", func() bool {
+		for _, s := range secrets {
+			renewed[s] = leafSerial(t, c, ns, s)
+			if renewed[s].Cmp(old[s]) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	clientCfg, peerCfg := planeConfigs(t, c, ns, cluster)
+	servedClient := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, renewed[pki.ServerSecretName(cluster)])
+	servedPeer := waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, renewed[pki.PeerSecretName(cluster)])
+	t.Logf("template edit: 3 Certificates re-issued in %s; client plane served the new leaf %s later, peer plane %s after that (%s in all)",
+		issued.Round(time.Millisecond), servedClient.Round(time.Millisecond), servedPeer.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	m := e2eutil.Members(t, c, ns, cluster)[0]
+	leaf, err := served(c, e2eutil.Pod(t, c, ns, m.Name), resources.MemberHost(m.Name, cluster, ns), v1alpha2.ClientPort, clientCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leaf.PublicKeyAlgorithm != x509.RSA || leaf.NotAfter.Sub(leaf.NotBefore) != 720*time.Hour {
+		t.Errorf("served leaf: %s key, lifetime %s; want RSA and 720h", leaf.PublicKeyAlgorithm, leaf.NotAfter.Sub(leaf.NotBefore))
+	}
+	var cert cmapi.Certificate
+	if err := c.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: pki.PeerCertificateName(cluster)}, &cert); err != nil {
+		t.Fatal(err)
+	}
+	if cert.Spec.PrivateKey.Algorithm != cmapi.RSAKeyAlgorithm || cert.Spec.Duration.Duration != 720*time.Hour {
+		t.Errorf("peer Certificate spec: %+v %v", cert.Spec.PrivateKey, cert.Spec.Duration)
+	}
+	assertNoRestart(t, c, ns, cluster, before)
+	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
+}
+
+// testScaleWithTLS scales the full-mTLS cluster 3→5→3: the new members join over peer mTLS
+// with the renewed certificates, and the client keeps writing and reading.
+func testScaleWithTLS(t *testing.T, c *framework.Cluster, ns, cluster string) {
+	clientCfg, _ := planeConfigs(t, c, ns, cluster)
+	for i, n := range []int32{5, 3} {
+		e2eutil.Scale(t, c, ns, cluster, n)
+		took := e2eutil.WaitConvergedTLS(t, c, ns, cluster, int(n), clientCfg, convergeTimeout)
+		t.Logf("scaled to %d with full mTLS in %s", n, took.Round(time.Millisecond))
+		cli := e2eutil.TLSEtcdClient(t, c, ns, cluster, clientCfg)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		key := fmt.Sprintf("scale-%d", i)
+		if _, err := cli.Put(ctx, key, strconv.Itoa(int(n))); err != nil {
+			cancel()
+			t.Fatalf("put at %d members: %v", n, err)
+		}
+		resp, err := cli.Get(ctx, key)
+		cancel()
+		if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != strconv.Itoa(int(n)) {
+			t.Fatalf("get at %d members: %v %v", n, err, resp)
+		}
+	}
+	_, peerCfg := planeConfigs(t, c, ns, cluster)
+	waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, leafSerial(t, c, ns, pki.PeerSecretName(cluster)))
+}
