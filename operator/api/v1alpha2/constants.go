@@ -76,7 +76,9 @@ const (
 	ReasonReconciled                = "Reconciled"
 	ReasonCertManagerNotInstalled   = "CertManagerNotInstalled"
 	ReasonAuthRequiredNotConfigured = "AuthRequiredNotConfigured"
-	ReasonAuthCredentialsRejected   = "AuthCredentialsRejected"
+	// ReasonAuthCredentialsRejected: etcd refused the operator's credentials and root's password
+	// from spec.auth.rootCredentialsSecretRef (Degraded, Event; retried every 30 s).
+	ReasonAuthCredentialsRejected = "AuthCredentialsRejected"
 
 	// Additions.
 	ReasonAllMembersLost = "AllMembersLost"
@@ -91,6 +93,13 @@ const (
 	// missing SAN or usage, a broken chain, expiry); its Pod is not started. On the member's
 	// Ready condition and the cluster's Degraded condition.
 	ReasonCertificateInvalid = "CertificateInvalid"
+	// ReasonAuthCredentialsMissing: spec.auth is enabled but its Secret, or the Secret's
+	// password key, does not exist (Degraded, Event); auth is enabled once it does.
+	ReasonAuthCredentialsMissing = "AuthCredentialsMissing"
+	// ReasonAuthEnabled: the operator turned etcd auth on (Event).
+	ReasonAuthEnabled = "AuthEnabled"
+	// ReasonAuthPasswordChanged: root's password in etcd was changed to the Secret's (Event).
+	ReasonAuthPasswordChanged = "AuthPasswordChanged"
 	// ReasonWaitingForCertificate: a member's TLS Secret does not exist yet (cert-manager has
 	// not issued it, or a BYO Secret is missing); its Pod is not started.
 	ReasonWaitingForCertificate = "WaitingForCertificate"
@@ -118,6 +127,20 @@ const (
 	DefaultImageRepository         = "quay.io/coreos/etcd"
 )
 
+// Auth: etcd's users and the Secrets the operator reads and writes.
+const (
+	// RootUser and RootRole: the user spec.auth.rootCredentialsSecretRef's password is for,
+	// and etcd's built-in all-powerful role.
+	RootUser = "root"
+	RootRole = "root"
+	// OperatorUser is the operator's own etcd user (role root). It lets the operator rotate
+	// root's password without knowing the old one, and survives out-of-band root changes.
+	OperatorUser = "etcd-operator"
+	// OperatorAuthSecretSuffix: the owned Secret <cluster>-operator-auth holds the operator
+	// user's password and a salted hash (never the value) of the root password applied to etcd.
+	OperatorAuthSecretSuffix = "-operator-auth"
+)
+
 // Ports every member listens on.
 const (
 	ClientPort  = 2379
@@ -137,8 +160,7 @@ const (
 	MsgTLSImmutable            = "spec.tls is immutable post-create; delete and recreate the cluster to change TLS configuration"
 	MsgStorageClassAddRemove   = "spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
 	MsgStorageClassImmutable   = "spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
-	MsgAuthAddRemove           = "spec.auth cannot be added to or removed from an existing cluster; delete and recreate"
-	MsgAuthImmutable           = "spec.auth is immutable post-create; delete and recreate the cluster to change auth configuration"
+	MsgAuthNoDisable           = "spec.auth.enabled cannot be turned off once on: etcd keeps auth enabled in its data; delete and recreate the cluster to run without auth"
 	MsgAuthRequiresClientTLS   = "spec.auth.enabled requires spec.tls.client (auth credentials must not cross a plaintext connection)"
 	MsgAuthRequiresSecret      = "spec.auth.enabled requires spec.auth.rootCredentialsSecretRef"
 	MsgBootstrapAddRemove      = "spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"

@@ -16,7 +16,7 @@ import (
 var celMessages = []string{
 	v1.MsgVersionFormat, v1.MsgPauseMemory, v1.MsgMemorySizePositive, v1.MsgMediumImmutable,
 	v1.MsgSizeNoShrink, v1.MsgTLSAddRemove, v1.MsgTLSImmutable, v1.MsgStorageClassAddRemove,
-	v1.MsgStorageClassImmutable, v1.MsgAuthAddRemove, v1.MsgAuthImmutable, v1.MsgAuthRequiresClientTLS,
+	v1.MsgStorageClassImmutable, v1.MsgAuthNoDisable, v1.MsgAuthRequiresClientTLS,
 	v1.MsgAuthRequiresSecret, v1.MsgBootstrapAddRemove, v1.MsgBootstrapImmutable, v1.MsgRestoreMemory,
 	v1.MsgClientTLSSource, v1.MsgClientTLSOperatorSecret, v1.MsgPeerTLSSource, v1.MsgSnapshotLocation,
 	v1.MsgRestoreS3Key, v1.MsgRestorePVCSubPath, v1.MsgImageRepositoryNoTag, v1.MsgPriorityClassNameFormat,

@@ -13,10 +13,9 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(oldSelf.tls) || self.tls == oldSelf.tls",message="spec.tls is immutable post-create; delete and recreate the cluster to change TLS configuration"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.storageClassName) == has(oldSelf.storage.storageClassName)",message="spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage.storageClassName) || !has(oldSelf.storage.storageClassName) || self.storage.storageClassName == oldSelf.storage.storageClassName",message="spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
-// +kubebuilder:validation:XValidation:rule="has(self.auth) == has(oldSelf.auth)",message="spec.auth cannot be added to or removed from an existing cluster; delete and recreate"
-// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(oldSelf.auth) || self.auth == oldSelf.auth",message="spec.auth is immutable post-create; delete and recreate the cluster to change auth configuration"
-// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && self.auth.enabled) || (has(self.tls) && has(self.tls.client))",message="spec.auth.enabled requires spec.tls.client (auth credentials must not cross a plaintext connection)"
-// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && self.auth.enabled) || has(self.auth.rootCredentialsSecretRef)",message="spec.auth.enabled requires spec.auth.rootCredentialsSecretRef"
+// +kubebuilder:validation:XValidation:rule="!(has(oldSelf.auth) && has(oldSelf.auth.enabled) && oldSelf.auth.enabled) || (has(self.auth) && has(self.auth.enabled) && self.auth.enabled)",message="spec.auth.enabled cannot be turned off once on: etcd keeps auth enabled in its data; delete and recreate the cluster to run without auth"
+// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && has(self.auth.enabled) && self.auth.enabled) || (has(self.tls) && has(self.tls.client))",message="spec.auth.enabled requires spec.tls.client (auth credentials must not cross a plaintext connection)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && has(self.auth.enabled) && self.auth.enabled) || has(self.auth.rootCredentialsSecretRef)",message="spec.auth.enabled requires spec.auth.rootCredentialsSecretRef"
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
 // +kubebuilder:validation:XValidation:rule="!has(self.bootstrap) || !has(oldSelf.bootstrap) || self.bootstrap == oldSelf.bootstrap",message="spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
 // +kubebuilder:validation:XValidation:rule="!(has(self.bootstrap) && has(self.bootstrap.restore)) || !(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
@@ -161,9 +160,13 @@ type PeerCertManager struct {
 
 // AuthSpec configures etcd authentication.
 type AuthSpec struct {
+	// Enabled turns etcd authentication on once the cluster has formed; it may be set on a
+	// running cluster but not turned off again.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
 	// RootCredentialsSecretRef is a basic-auth Secret whose password key is root's password.
+	// A changed password is applied to etcd (rotation). The operator labels the Secret with
+	// the cluster so that it watches it.
 	// +optional
 	RootCredentialsSecretRef *corev1.LocalObjectReference `json:"rootCredentialsSecretRef,omitempty"`
 }
@@ -212,7 +215,8 @@ type EtcdClusterStatus struct {
 	// ClusterToken is --initial-cluster-token, unique per incarnation of the cluster.
 	// +optional
 	ClusterToken string `json:"clusterToken,omitempty"`
-	// AuthEnabled is latched once etcd auth has been enabled.
+	// AuthEnabled is latched once etcd auth has been enabled; from then on the operator logs
+	// in as its own etcd user (Secret <cluster>-operator-auth).
 	// +optional
 	AuthEnabled bool `json:"authEnabled,omitempty"`
 	// ProgressDeadline is when the change in flight is reported failed.

@@ -196,6 +196,8 @@ func TestUpdateRejections(t *testing.T) {
 		{"tls added", nil, func(s *v1.EtcdClusterSpec) {
 			s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{SecretRef: &corev1.LocalObjectReference{Name: "peer"}}}
 		}, v1.MsgTLSAddRemove},
+		{"auth turned off", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth.Enabled = false }, v1.MsgAuthNoDisable},
+		{"auth removed", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth = nil }, v1.MsgAuthNoDisable},
 		{"bootstrap added", nil, func(s *v1.EtcdClusterSpec) {
 			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
 				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"}}}}
@@ -209,6 +211,47 @@ func TestUpdateRejections(t *testing.T) {
 			}
 			tc.update(&c.Spec)
 			expectRejected(t, env.Client.Update(ctx, c), tc.msg)
+		})
+	}
+}
+
+// authOn: client TLS (auth requires it) and auth with the given root Secret.
+func authOn(secret string) func(*v1.EtcdClusterSpec) {
+	return func(s *v1.EtcdClusterSpec) {
+		s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"}}}
+		s.Auth = &v1.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: secret}}
+	}
+}
+
+// TestAuthUpdatesAccepted: auth may be turned on for a running cluster (added, or flipped from
+// disabled), and its Secret reference may change (a rotation through a new Secret).
+func TestAuthUpdatesAccepted(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	tlsOnly := func(s *v1.EtcdClusterSpec) {
+		s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"}}}
+	}
+	cases := []struct {
+		name    string
+		initial func(*v1.EtcdClusterSpec)
+		update  func(*v1.EtcdClusterSpec)
+	}{
+		{"auth added", tlsOnly, authOn("root")},
+		{"auth flipped on", func(s *v1.EtcdClusterSpec) { tlsOnly(s); s.Auth = &v1.AuthSpec{} }, authOn("root")},
+		{"secret changed", authOn("root"), authOn("root-2")},
+		{"disabled auth removed", func(s *v1.EtcdClusterSpec) { tlsOnly(s); s.Auth = &v1.AuthSpec{} },
+			func(s *v1.EtcdClusterSpec) { s.Auth = nil }},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster(ns, fmt.Sprintf("auth-%d", i), tc.initial)
+			if err := env.Client.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			tc.update(&c.Spec)
+			if err := env.Client.Update(ctx, c); err != nil {
+				t.Fatalf("update rejected: %v", err)
+			}
 		})
 	}
 }

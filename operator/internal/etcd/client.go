@@ -43,6 +43,12 @@ type Client interface {
 	MemberRemove(ctx context.Context, id uint64) error
 	Status(ctx context.Context, endpoint string) (EndpointStatus, error)
 	MoveLeader(ctx context.Context, transfereeID uint64) error
+	// Authentication (the root user and the operator's own user).
+	AuthStatus(ctx context.Context) (enabled bool, err error)
+	AuthEnable(ctx context.Context) error
+	UserAdd(ctx context.Context, name, password string) error
+	UserChangePassword(ctx context.Context, name, password string) error
+	UserGrantRole(ctx context.Context, name, role string) error
 	Close() error
 }
 
@@ -50,8 +56,9 @@ type Client interface {
 type Target struct {
 	Key       string
 	Endpoints []string
-	// TLS and credentials are hooks for the TLS/auth issue; nil and empty mean plaintext and
-	// anonymous. Changing them rebuilds the pooled client like an endpoint change does.
+	// TLS and credentials; nil and empty mean plaintext and anonymous. Changing them rebuilds
+	// the pooled client like an endpoint change does. With credentials, building the client
+	// authenticates (clientv3 does so in New), so a rejected password fails Factory.Client.
 	TLS      *tls.Config
 	Username string
 	Password string

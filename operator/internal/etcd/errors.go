@@ -29,6 +29,19 @@ func IsAlreadyRegistered(err error) bool {
 	return is(err, rpctypes.ErrGRPCPeerURLExist) || is(err, rpctypes.ErrGRPCMemberExist)
 }
 
+// IsAuthFailed reports etcd refusing a user name and password.
+func IsAuthFailed(err error) bool { return is(err, rpctypes.ErrGRPCAuthFailed) }
+
+// IsAuthRequired reports a request refused because it carried no (or no valid) credentials:
+// auth is on in etcd.
+func IsAuthRequired(err error) bool {
+	return is(err, rpctypes.ErrGRPCUserEmpty) || is(err, rpctypes.ErrGRPCPermissionDenied) ||
+		is(err, rpctypes.ErrGRPCInvalidAuthToken)
+}
+
+// IsUserExists reports a UserAdd of a user etcd already has.
+func IsUserExists(err error) bool { return is(err, rpctypes.ErrGRPCUserAlreadyExist) }
+
 // IsRetryable reports the errors that mean "the cluster is busy, ask again shortly": the ones
 // above that clear by themselves, plus leader elections and not enough started members.
 func IsRetryable(err error) bool {

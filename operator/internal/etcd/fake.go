@@ -43,13 +43,17 @@ func (f *FakeFactory) Cluster(key string) *FakeCluster {
 }
 
 // Client implements Factory. An empty cluster is formed by the member behind the first endpoint.
+// Like clientv3.New, a client with credentials authenticates at once (once auth is on).
 func (f *FakeFactory) Client(_ context.Context, t Target) (Client, error) {
 	if len(t.Endpoints) == 0 {
 		return nil, fmt.Errorf("etcd cluster %s: no endpoints", t.Key)
 	}
 	c := f.Cluster(t.Key)
 	c.formFrom(t.Endpoints[0])
-	return c, nil
+	if err := c.authenticate(t.Username, t.Password); err != nil {
+		return nil, err
+	}
+	return &fakeSession{FakeCluster: c, user: t.Username}, nil
 }
 
 // Forget implements Factory.
@@ -67,6 +71,7 @@ type FakeCluster struct {
 	refusals  map[string][]error
 	down      map[uint64]bool
 	alive     func(name string) bool
+	auth      fakeAuth
 }
 
 // Refuse makes the next calls of op ("add", "promote", "remove", "list", "status", "move")

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net"
 	"slices"
@@ -117,11 +118,13 @@ func (p *Pool) Len() int {
 }
 
 // fingerprint changes whenever a new client is needed. The TLS config is compared by identity,
-// so callers cache it per Secret version. The password never leaves this process.
+// so callers cache it per Secret version. The password enters only as a hash, so the pool
+// holds it nowhere but in the client itself.
 func fingerprint(t Target) string {
 	eps := slices.Clone(t.Endpoints)
 	slices.Sort(eps)
-	return fmt.Sprintf("%s|%p|%s|%s", strings.Join(eps, ","), t.TLS, t.Username, t.Password)
+	pw := sha256.Sum256([]byte(t.Password))
+	return fmt.Sprintf("%s|%p|%s|%x", strings.Join(eps, ","), t.TLS, t.Username, pw)
 }
 
 // remote adapts a clientv3 client to Client.
@@ -220,6 +223,44 @@ func (r *remote) leaderEndpoint(ctx context.Context) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no reachable endpoint knows a leader with a client URL")
+}
+
+func (r *remote) AuthStatus(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	resp, err := r.c.AuthStatus(ctx)
+	if err != nil {
+		return false, err
+	}
+	return resp.Enabled, nil
+}
+
+func (r *remote) AuthEnable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.AuthEnable(ctx)
+	return err
+}
+
+func (r *remote) UserAdd(ctx context.Context, name, password string) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.UserAdd(ctx, name, password)
+	return err
+}
+
+func (r *remote) UserChangePassword(ctx context.Context, name, password string) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.UserChangePassword(ctx, name, password)
+	return err
+}
+
+func (r *remote) UserGrantRole(ctx context.Context, name, role string) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.UserGrantRole(ctx, name, role)
+	return err
 }
 
 // Close is a no-op: the pool owns the client.

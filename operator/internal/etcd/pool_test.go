@@ -120,3 +120,72 @@ func eventually[T any](t *testing.T, ctx context.Context, fn func() (T, error)) 
 		}
 	}
 }
+
+// TestPoolAuthAgainstRealEtcd: the calls that enable auth, etcd's refusals once it is on (an
+// anonymous admin call, a wrong password), and a client rebuilt when the password changes.
+func TestPoolAuthAgainstRealEtcd(t *testing.T) {
+	ep := startEtcd(t)
+	pool := NewPool()
+	defer pool.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	anon, err := pool.Client(ctx, Target{Key: "ns/a", Endpoints: []string{ep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := eventually(t, ctx, func() (bool, error) { return anon.AuthStatus(ctx) })
+	if on {
+		t.Fatal("a new etcd has auth on")
+	}
+	for _, u := range []string{"root", "op"} {
+		if err := anon.UserAdd(ctx, u, u+"-pw"); err != nil {
+			t.Fatal(err)
+		}
+		if err := anon.UserGrantRole(ctx, u, "root"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := anon.UserAdd(ctx, "root", "x"); !IsUserExists(err) {
+		t.Errorf("second UserAdd: %v, want user exists", err)
+	}
+	if err := anon.AuthEnable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := anon.AuthStatus(ctx); err != nil || !on {
+		t.Errorf("AuthStatus without credentials after enabling: %v %v, want true (it is open to all)", on, err)
+	}
+	if _, err := anon.MemberAddAsLearner(ctx, "http://127.0.0.1:9"); !IsAuthRequired(err) {
+		t.Errorf("anonymous MemberAdd with auth on: %v, want auth required", err)
+	}
+	if _, err := anon.Status(ctx, ep); !IsAuthRequired(err) {
+		t.Errorf("anonymous Status with auth on: %v, want auth required", err)
+	}
+	if _, err := pool.Client(ctx, Target{Key: "ns/a", Endpoints: []string{ep}, Username: "op", Password: "wrong"}); !IsAuthFailed(err) {
+		t.Errorf("wrong password: %v, want auth failed", err)
+	}
+	op, err := pool.Client(ctx, Target{Key: "ns/a", Endpoints: []string{ep}, Username: "op", Password: "op-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Status(ctx, ep); err != nil {
+		t.Fatalf("Status as op: %v", err)
+	}
+	// The operator's user rotates root's password without knowing the old one.
+	if err := op.UserChangePassword(ctx, "root", "root-pw-2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Client(ctx, Target{Key: "ns/r", Endpoints: []string{ep}, Username: "root", Password: "root-pw"}); !IsAuthFailed(err) {
+		t.Errorf("root's old password after rotation: %v, want auth failed", err)
+	}
+	root, err := pool.Client(ctx, Target{Key: "ns/r", Endpoints: []string{ep}, Username: "root", Password: "root-pw-2"})
+	if err != nil {
+		t.Fatalf("root's new password: %v", err)
+	}
+	if _, err := root.MemberList(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := pool.Client(ctx, Target{Key: "ns/r", Endpoints: []string{ep}, Username: "root", Password: "root-pw-2"})
+	if again.(*remote).c != root.(*remote).c {
+		t.Error("the same credentials must reuse the pooled client")
+	}
+}

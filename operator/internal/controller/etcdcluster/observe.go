@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/authcred"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
@@ -20,7 +21,9 @@ const statusTimeout = 2 * time.Second
 
 // etcdView is what etcd said this pass. list is nil when the member list could not be read.
 type etcdView struct {
-	client   etcd.Client
+	client etcd.Client
+	// target is what client was dialled with (endpoints, TLS, credentials).
+	target   etcd.Target
 	list     *etcd.MemberList
 	statuses map[uint64]etcd.EndpointStatus
 	leader   uint64
@@ -82,7 +85,20 @@ func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
 		return nil
 	}
 	target.TLS = tlsCfg
-	cli, err := r.Etcd.Client(ctx, target)
+	// A pooled client keeps its auth token: credentials changed in etcd since it logged in
+	// show only as refused calls. Drop it and log in again once, so a refusal of the
+	// credentials themselves is seen (and root's fallback tried) by dial.
+	if authErr := r.observeWith(ctx, st, target); authErr != nil && st.cluster.Status.AuthEnabled {
+		r.Etcd.Forget(key(st.cluster))
+		st.etcd = etcdView{}
+		_ = r.observeWith(ctx, st, target)
+	}
+	return nil
+}
+
+// observeWith dials and reads; it returns etcd's refusal of the client's credentials.
+func (r *Reconciler) observeWith(ctx context.Context, st *clusterState, target etcd.Target) error {
+	cli, err := r.dial(ctx, st, target)
 	if err != nil {
 		st.etcd.err = err
 		return nil
@@ -91,23 +107,35 @@ func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
 	list, err := cli.MemberList(ctx)
 	if err != nil {
 		st.etcd.err = err
+		if etcd.IsAuthRequired(err) && !st.status.AuthEnabled && authcred.Wanted(st.cluster) {
+			// etcd has auth on before the latch: a pass that enabled it died before writing
+			// status, or the data was restored with auth. Latch; the next pass logs in.
+			st.status.AuthEnabled, st.auth.changed = true, true
+			return nil
+		}
+		if etcd.IsAuthFailed(err) || etcd.IsAuthRequired(err) {
+			return err
+		}
 		return nil
 	}
 	st.etcd.list = &list
-	st.etcd.statuses = memberStatuses(ctx, cli, list.Members)
+	var authErr error
+	st.etcd.statuses, authErr = memberStatuses(ctx, cli, list.Members)
 	for _, s := range st.etcd.statuses {
 		if s.Leader != 0 {
 			st.etcd.leader = s.Leader
 			break
 		}
 	}
-	return nil
+	return authErr
 }
 
-// memberStatuses asks every member with a client URL for its status, concurrently.
-func memberStatuses(ctx context.Context, cli etcd.Client, members []etcd.Member) map[uint64]etcd.EndpointStatus {
+// memberStatuses asks every member with a client URL for its status, concurrently. It also
+// returns one refusal of the client's credentials, if any member refused them.
+func memberStatuses(ctx context.Context, cli etcd.Client, members []etcd.Member) (map[uint64]etcd.EndpointStatus, error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var authErr error
 	out := map[uint64]etcd.EndpointStatus{}
 	for _, m := range members {
 		if len(m.ClientURLs) == 0 {
@@ -117,16 +145,19 @@ func memberStatuses(ctx context.Context, cli etcd.Client, members []etcd.Member)
 			cctx, cancel := context.WithTimeout(ctx, statusTimeout)
 			defer cancel()
 			s, err := cli.Status(cctx, m.ClientURLs[0])
+			mu.Lock()
+			defer mu.Unlock()
+			if etcd.IsAuthFailed(err) || etcd.IsAuthRequired(err) {
+				authErr = err
+			}
 			if err != nil || len(s.Errors) > 0 {
 				return
 			}
-			mu.Lock()
 			out[m.ID] = s
-			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	return out
+	return out, authErr
 }
 
 // discover latches the cluster ID once the seed has formed a one-member cluster by itself.

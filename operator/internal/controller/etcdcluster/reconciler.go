@@ -92,8 +92,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Member Pods belong to EtcdMembers, but their container states (a crash loop, a
 		// terminal phase) feed this controller's decisions directly.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
-		// TLS Secrets carry the cluster label (cert-manager's secretTemplate); the cache holds
-		// only labelled Secrets (tlsmaterial.SecretCacheByObject).
+		// TLS Secrets carry the cluster label (cert-manager's secretTemplate), as do the owned
+		// operator-auth Secret and the root credentials Secret (labelled by watchSecret); the
+		// cache holds only labelled Secrets (tlsmaterial.SecretCacheByObject).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("etcdcluster").
@@ -131,7 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
 	for _, step := range []func(context.Context, *clusterState) error{
 		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTemplates, r.observeEtcd, r.discover,
-		r.syncMemberStatus, r.ensurePDB, r.decide, r.act, r.rollOut,
+		r.ensureAuth, r.syncMemberStatus, r.ensurePDB, r.decide, r.act, r.rollOut,
 	} {
 		if err := step(ctx, st); err != nil {
 			st.err = err
@@ -156,6 +157,7 @@ type clusterState struct {
 	acted bool
 	// certManagerMissing: spec.tls asks for Certificates but cert-manager's CRD is absent.
 	certManagerMissing bool
+	auth               authState
 	err                error
 }
 

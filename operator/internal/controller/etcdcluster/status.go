@@ -35,6 +35,9 @@ const maxEtcdRetry = time.Second
 // writes unless something changed), and a healthy cluster is never re-checked this way.
 const degradedRecheck = 10 * time.Second
 
+// authRetry is how often a cluster whose auth credentials are missing or refused is retried.
+const authRetry = 10 * time.Second
+
 // finish emits events, writes status when it changed, and picks when to look again: soon
 // after a change, with back-off while waiting on etcd, never in steady state.
 func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Result, error) {
@@ -59,6 +62,12 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 		return reconcile.Result{}, st.err
 	case st.certManagerMissing:
 		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
+	case st.auth.problem != nil:
+		// A missing Secret is seen by its watch only once labelled, and a refused password
+		// may be fixed in etcd itself: look again on a slow, fixed beat.
+		return reconcile.Result{RequeueAfter: authRetry}, nil
+	case st.auth.changed:
+		return reconcile.Result{RequeueAfter: actedRequeue}, nil
 	case st.acted:
 		r.retries().Reset(key(c))
 		return reconcile.Result{RequeueAfter: actedRequeue}, nil
@@ -180,6 +189,12 @@ func conditions(st *clusterState, now time.Time) []metav1.Condition {
 	}
 	if d, ok := tlsDegraded(st); ok {
 		degraded = d
+	}
+	if p := st.auth.problem; p != nil {
+		degraded = *p
+		if !st.obs.Reachable && st.obs.Formed {
+			avail = cond(v1alpha2.ConditionAvailable, false, p.Reason, "%s", p.Message)
+		}
 	}
 	return []metav1.Condition{avail, prog, degraded}
 }

@@ -28,22 +28,32 @@ func TestConditions(t *testing.T) {
 		action                       membership.Action
 		avail, progress, degraded    string // reasons
 		availTrue, progTrue, degTrue bool
+		auth                         string // reason of an auth problem, if any
 	}{
 		{"healthy", formed(3, voter("a", true), voter("b", true), voter("c", true)), none,
-			v1alpha2.ReasonQuorumHealthy, v1alpha2.ReasonReconciled, v1alpha2.ReasonQuorumHealthy, true, false, false},
+			v1alpha2.ReasonQuorumHealthy, v1alpha2.ReasonReconciled, v1alpha2.ReasonQuorumHealthy, true, false, false, ""},
 		{"one down", formed(3, voter("a", true), voter("b", true), voter("c", false)), none,
-			v1alpha2.ReasonQuorumAvailable, v1alpha2.ReasonReconciled, v1alpha2.ReasonMembersUnhealthy, true, false, true},
+			v1alpha2.ReasonQuorumAvailable, v1alpha2.ReasonReconciled, v1alpha2.ReasonMembersUnhealthy, true, false, true, ""},
 		{"quorum lost", formed(3, voter("a", true), voter("b", false), voter("c", false)), membership.Action{Kind: membership.Wait, Reason: "QuorumGate"},
-			v1alpha2.ReasonQuorumLost, "QuorumGate", v1alpha2.ReasonQuorumLost, false, true, true},
+			v1alpha2.ReasonQuorumLost, "QuorumGate", v1alpha2.ReasonQuorumLost, false, true, true, ""},
 		{"all lost", formed(3), membership.Action{Kind: membership.AllMembersLost, Reason: "AllMembersLost", Message: "gone"},
-			v1alpha2.ReasonAllMembersLost, v1alpha2.ReasonAllMembersLost, v1alpha2.ReasonAllMembersLost, false, false, true},
+			v1alpha2.ReasonAllMembersLost, v1alpha2.ReasonAllMembersLost, v1alpha2.ReasonAllMembersLost, false, false, true, ""},
 		{"never bootstrapped", membership.Observed{Desired: 0}, membership.Action{Kind: membership.None, Reason: "Paused"},
-			v1alpha2.ReasonPaused, v1alpha2.ReasonPaused, v1alpha2.ReasonPaused, false, false, false},
+			v1alpha2.ReasonPaused, v1alpha2.ReasonPaused, v1alpha2.ReasonPaused, false, false, false, ""},
 		{"scaling up", formed(3, voter("a", true)), membership.Action{Kind: membership.AddMember},
-			v1alpha2.ReasonQuorumHealthy, v1alpha2.ReasonScalingUp, v1alpha2.ReasonQuorumHealthy, true, true, false},
+			v1alpha2.ReasonQuorumHealthy, v1alpha2.ReasonScalingUp, v1alpha2.ReasonQuorumHealthy, true, true, false, ""},
 		{"unreachable", membership.Observed{Desired: 3, Formed: true, Members: []membership.Member{voter("a", false)}},
 			membership.Action{Kind: membership.Wait, Reason: "ClusterUnreachable"},
-			v1alpha2.ReasonClusterUnreachable, "ClusterUnreachable", v1alpha2.ReasonClusterUnreachable, false, true, true},
+			v1alpha2.ReasonClusterUnreachable, "ClusterUnreachable", v1alpha2.ReasonClusterUnreachable, false, true, true, ""},
+		// Credentials etcd refuses: the operator cannot read the cluster; both conditions say why.
+		{"auth rejected", membership.Observed{Desired: 3, Formed: true, Members: []membership.Member{voter("a", false)}},
+			membership.Action{Kind: membership.Wait, Reason: "ClusterUnreachable"},
+			v1alpha2.ReasonAuthCredentialsRejected, "ClusterUnreachable", v1alpha2.ReasonAuthCredentialsRejected, false, true, true,
+			v1alpha2.ReasonAuthCredentialsRejected},
+		// A missing Secret before auth is on: etcd is readable and healthy, only Degraded says it.
+		{"auth Secret missing", formed(3, voter("a", true), voter("b", true), voter("c", true)), none,
+			v1alpha2.ReasonQuorumHealthy, v1alpha2.ReasonReconciled, v1alpha2.ReasonAuthCredentialsMissing, true, false, true,
+			v1alpha2.ReasonAuthCredentialsMissing},
 	}
 	for _, tc := range cases {
 		st := &clusterState{
@@ -53,6 +63,10 @@ func TestConditions(t *testing.T) {
 		}
 		if tc.obs.Reachable {
 			st.etcd.list = &etcd.MemberList{}
+		}
+		if tc.auth != "" {
+			c := cond(v1alpha2.ConditionDegraded, true, tc.auth, "auth")
+			st.auth.problem = &c
 		}
 		for _, m := range tc.obs.Members {
 			st.members = append(st.members, v1alpha2.EtcdMember{ObjectMeta: metav1.ObjectMeta{Name: m.Name}})

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/authcred"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
@@ -56,6 +57,10 @@ func (r *Reconciler) removeFromEtcd(ctx context.Context, m *v1alpha2.EtcdMember,
 		return true, nil // nothing was ever registered
 	}
 	if target.TLS, err = r.TLS.ClientConfig(ctx, c); err != nil {
+		return false, err
+	}
+	// The same credentials as the cluster controller's: both share one pooled client.
+	if target.Username, target.Password, err = authcred.Credentials(ctx, r.TLS, c); err != nil {
 		return false, err
 	}
 	cli, err := r.Etcd.Client(ctx, target)

@@ -14,9 +14,14 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/e2e/localcluster"
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
+	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
@@ -59,24 +64,76 @@ func WaitSecret(t testing.TB, c *framework.Cluster, ns, name string, timeout tim
 // the test.
 func TLSEtcdClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls.Config) *clientv3.Client {
 	t.Helper()
-	dial := ClusterDialer(c)
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{"https://" + resources.ClientServiceName(name) + "." + ns + ".svc:2379"},
-		DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: cfg,
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
-	})
+	cli, err := TLSEtcdClientAs(t, c, ns, name, cfg, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cli.Close() })
 	return cli
+}
+
+// TLSEtcdClientAs is TLSEtcdClient logged in as user (no user: anonymous). clientv3 logs in
+// while it is built, so a refused password is the returned error.
+func TLSEtcdClientAs(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
+	t.Helper()
+	dial := ClusterDialer(c)
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{"https://" + resources.ClientServiceName(name) + "." + ns + ".svc:2379"},
+		DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: cfg, Username: user, Password: password,
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli, nil
+}
+
+// CreateServerSecret creates a bring-your-own server certificate Secret for the cluster that
+// covers every name a member or client uses, issued by a fresh test CA, which it returns (to
+// issue client certificates that members trust under mTLS).
+func CreateServerSecret(t testing.TB, c *framework.Cluster, ns, secret, cluster string) *pkitest.CA {
+	t.Helper()
+	ca := pkitest.NewCA(t, secret+"-ca")
+	all := pki.ServerNames(pki.ClusterRef{Name: cluster, Namespace: ns, ClusterDomain: localcluster.ClusterDomain})
+	CreateTLSSecret(t, c, ns, secret, ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...))
+	return ca
+}
+
+// CreateTLSSecret creates a kubernetes.io/tls Secret with data.
+func CreateTLSSecret(t testing.TB, c *framework.Cluster, ns, name string, data map[string][]byte) {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeTLS, Data: data}
+	if err := c.Client.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FindEvent is the first Event in ns about object with reason, or nil.
+func FindEvent(t testing.TB, c *framework.Cluster, ns, object, reason string) *eventsv1.Event {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := c.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		if e := &list.Items[i]; e.Reason == reason && e.Regarding.Name == object {
+			return e
+		}
+	}
+	return nil
 }
 
 // WaitConvergedTLS is WaitConverged for a cluster whose client plane is TLS.
 func WaitConvergedTLS(t testing.TB, c *framework.Cluster, ns, name string, n int, cfg *tls.Config, timeout time.Duration) time.Duration {
 	t.Helper()
-	cli := TLSEtcdClient(t, c, ns, name, cfg)
-	return WaitFor(t, timeout, fmt.Sprintf("TLS cluster %s/%s converged at %d", ns, name, n), func() bool {
+	return WaitConvergedWith(t, c, ns, name, n, TLSEtcdClient(t, c, ns, name, cfg), timeout)
+}
+
+// WaitConvergedWith is WaitConverged reading etcd's member list through cli (e.g. a client
+// logged in to a cluster with auth: etcd 3.6+ lists members only to authenticated users).
+func WaitConvergedWith(t testing.TB, c *framework.Cluster, ns, name string, n int, cli *clientv3.Client, timeout time.Duration) time.Duration {
+	t.Helper()
+	return WaitFor(t, timeout, fmt.Sprintf("cluster %s/%s converged at %d", ns, name, n), func() bool {
 		return convergedWith(t, c, ns, name, n, func() (*clientv3.MemberListResponse, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

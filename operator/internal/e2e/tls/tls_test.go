@@ -11,7 +11,6 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -157,7 +156,7 @@ func testMissingSAN(t *testing.T, c *framework.Cluster) {
 	if !strings.Contains(degraded.Message, host) {
 		t.Errorf("Degraded message does not name the missing SAN %q: %s", host, degraded.Message)
 	}
-	if ev := findEvent(t, c, ns, seed, v1alpha2.ReasonCertificateInvalid); ev == nil {
+	if ev := e2eutil.FindEvent(t, c, ns, seed, v1alpha2.ReasonCertificateInvalid); ev == nil {
 		t.Error("no CertificateInvalid Event on the member")
 	} else if !strings.Contains(ev.Note, host) || ev.Type != corev1.EventTypeWarning {
 		t.Errorf("Event %s %q does not warn about %q", ev.Type, ev.Note, host)
@@ -175,20 +174,6 @@ func testMissingSAN(t *testing.T, c *framework.Cluster) {
 	cfg := e2eutil.TLSConfig(t, c, ns, "byo-server", "")
 	took = e2eutil.WaitConvergedTLS(t, c, ns, "byo", 1, cfg, convergeTimeout)
 	t.Logf("converged %s after the Secret was fixed", took.Round(time.Millisecond))
-}
-
-func findEvent(t *testing.T, c *framework.Cluster, ns, object, reason string) *eventsv1.Event {
-	t.Helper()
-	var list eventsv1.EventList
-	if err := c.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		if e := &list.Items[i]; e.Reason == reason && e.Regarding.Name == object {
-			return e
-		}
-	}
-	return nil
 }
 
 // createCA: a selfSigned Issuer, a CA Certificate it issues and a CA Issuer over it, Ready.

@@ -50,8 +50,20 @@ func NewCA(t testing.TB, cn string) *CA {
 // data, with the CA as ca.crt.
 func (ca *CA) SecretData(t testing.TB, dns []string, ips []net.IP, usages ...x509.ExtKeyUsage) map[string][]byte {
 	t.Helper()
+	return ca.leaf(t, "leaf", dns, ips, usages)
+}
+
+// ClientSecretData issues a client certificate (no SANs) with common name cn, e.g. "root":
+// under client-cert-auth, etcd takes the CN as the user of a request without a token.
+func (ca *CA) ClientSecretData(t testing.TB, cn string) map[string][]byte {
+	t.Helper()
+	return ca.leaf(t, cn, nil, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+}
+
+func (ca *CA) leaf(t testing.TB, cn string, dns []string, ips []net.IP, usages []x509.ExtKeyUsage) map[string][]byte {
+	t.Helper()
 	key := newKey(t)
-	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: "leaf"},
+	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		DNSNames: dns, IPAddresses: ips, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usages}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)

@@ -1,0 +1,91 @@
+package authcred
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
+)
+
+// secrets is a SecretReader over a map, reporting absent names as tlsmaterial does.
+type secrets map[string]map[string][]byte
+
+func (s secrets) Secret(_ context.Context, ns, name string) (*corev1.Secret, error) {
+	d, ok := s[name]
+	if !ok {
+		return nil, &tlsmaterial.MissingSecretError{Namespace: ns, Name: name}
+	}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: d}, nil
+}
+
+func authCluster(latched bool) *v1alpha2.EtcdCluster {
+	return &v1alpha2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "uid-1"},
+		Spec: v1alpha2.EtcdClusterSpec{Auth: &v1alpha2.AuthSpec{Enabled: true,
+			RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "root"}}},
+		Status: v1alpha2.EtcdClusterStatus{AuthEnabled: latched},
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	ctx := context.Background()
+	root := map[string][]byte{"password": []byte("root-pw")}
+	op := OperatorSecretData(Operator{Username: v1alpha2.OperatorUser, Password: "op-pw"})
+	cases := []struct {
+		name       string
+		latched    bool
+		secrets    secrets
+		user, pass string
+		missing    string // substring of a MissingError, or "" for none
+	}{
+		{"anonymous before the latch", false, secrets{"root": root, OperatorSecretName("c"): op}, "", "", ""},
+		{"operator's own user once latched", true, secrets{"root": root, OperatorSecretName("c"): op}, v1alpha2.OperatorUser, "op-pw", ""},
+		{"root when the owned Secret is gone", true, secrets{"root": root}, v1alpha2.RootUser, "root-pw", ""},
+		{"root Secret missing", true, secrets{}, "", "", "ns/root does not exist"},
+		{"password key empty", true, secrets{"root": {"password": nil}}, "", "", `no (or an empty) "password" key`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			user, pass, err := Credentials(ctx, tc.secrets, authCluster(tc.latched))
+			var missing *MissingError
+			switch {
+			case tc.missing != "":
+				if !errors.As(err, &missing) || !strings.Contains(missing.Message, tc.missing) {
+					t.Fatalf("error %v, want a MissingError with %q", err, tc.missing)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case user != tc.user || pass != tc.pass:
+				t.Errorf("got %q/%q, want %q/%q", user, pass, tc.user, tc.pass)
+			}
+		})
+	}
+}
+
+func TestHashIsSaltedAndNeverThePassword(t *testing.T) {
+	a, b := authCluster(true), authCluster(true)
+	b.UID = "uid-2"
+	h := Hash(a, "secret-pw")
+	if h != Hash(a, "secret-pw") || h == Hash(a, "other-pw") {
+		t.Error("the hash must be stable per password and differ between passwords")
+	}
+	if h == Hash(b, "secret-pw") {
+		t.Error("the same password must hash differently in another cluster (salt)")
+	}
+	if strings.Contains(h, "secret-pw") || len(h) != 64 {
+		t.Errorf("hash %q", h)
+	}
+}
+
+func TestNewPassword(t *testing.T) {
+	p, q := NewPassword(), NewPassword()
+	if len(p) != 64 || p == q {
+		t.Errorf("passwords %q %q: want 64 random hex characters", p, q)
+	}
+}

@@ -1,0 +1,220 @@
+package etcd
+
+import (
+	"context"
+	"slices"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+)
+
+// fakeAuth is the fake's auth store: users with passwords and roles, and the enabled switch.
+type fakeAuth struct {
+	enabled bool
+	users   map[string]*fakeUser
+}
+
+type fakeUser struct {
+	password string
+	roles    []string
+}
+
+// fakeSession is one client of a FakeCluster: the cluster plus the user it authenticated as
+// ("" is anonymous). Once auth is on, etcd refuses an anonymous client's calls (but
+// AuthStatus), and admin calls of a user without the root role.
+type fakeSession struct {
+	*FakeCluster
+	user string
+}
+
+// AuthEnabled reports whether auth is on in the fake.
+func (c *FakeCluster) AuthEnabled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auth.enabled
+}
+
+// UserPassword is a user's current password and whether the user exists.
+func (c *FakeCluster) UserPassword(name string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.auth.users[name]
+	if !ok {
+		return "", false
+	}
+	return u.password, true
+}
+
+// UserRoles is a copy of a user's roles.
+func (c *FakeCluster) UserRoles(name string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if u, ok := c.auth.users[name]; ok {
+		return slices.Clone(u.roles)
+	}
+	return nil
+}
+
+// SetPasswordBehindOperator changes a user's password as if someone ran etcdctl user passwd.
+func (c *FakeCluster) SetPasswordBehindOperator(name, password string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if u, ok := c.auth.users[name]; ok {
+		u.password = password
+	}
+}
+
+func (c *FakeCluster) authenticate(user, password string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if user == "" || !c.auth.enabled {
+		return nil // clientv3 treats "auth not enabled" as success
+	}
+	if u, ok := c.auth.users[user]; !ok || u.password != password {
+		return rpctypes.ErrAuthFailed
+	}
+	return nil
+}
+
+// permitted is etcd's check for admin calls: with auth on, only a user with the root role.
+// The caller holds c.mu.
+func (c *FakeCluster) permitted(user string) error {
+	if !c.auth.enabled {
+		return nil
+	}
+	if user == "" {
+		return rpctypes.ErrUserEmpty
+	}
+	if u, ok := c.auth.users[user]; !ok || !slices.Contains(u.roles, "root") {
+		return rpctypes.ErrPermissionDenied
+	}
+	return nil
+}
+
+func (s *fakeSession) check(op string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refused(op); err != nil {
+		return err
+	}
+	return s.permitted(s.user)
+}
+
+func (s *fakeSession) MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error) {
+	if err := s.check("auth-check"); err != nil {
+		return Member{}, err
+	}
+	return s.FakeCluster.MemberAddAsLearner(ctx, peerURL)
+}
+
+func (s *fakeSession) MemberPromote(ctx context.Context, id uint64) error {
+	if err := s.check("auth-check"); err != nil {
+		return err
+	}
+	return s.FakeCluster.MemberPromote(ctx, id)
+}
+
+func (s *fakeSession) MemberRemove(ctx context.Context, id uint64) error {
+	if err := s.check("auth-check"); err != nil {
+		return err
+	}
+	return s.FakeCluster.MemberRemove(ctx, id)
+}
+
+func (s *fakeSession) MoveLeader(ctx context.Context, id uint64) error {
+	if err := s.check("auth-check"); err != nil {
+		return err
+	}
+	return s.FakeCluster.MoveLeader(ctx, id)
+}
+
+func (s *fakeSession) Status(ctx context.Context, endpoint string) (EndpointStatus, error) {
+	if err := s.check("auth-check"); err != nil {
+		return EndpointStatus{}, err
+	}
+	return s.FakeCluster.Status(ctx, endpoint)
+}
+
+// MemberList needs an authenticated user once auth is on, as in etcd 3.6+.
+func (s *fakeSession) MemberList(ctx context.Context) (MemberList, error) {
+	s.mu.Lock()
+	denied := s.auth.enabled && s.user == ""
+	s.mu.Unlock()
+	if denied {
+		return MemberList{}, rpctypes.ErrUserEmpty
+	}
+	return s.FakeCluster.MemberList(ctx)
+}
+
+// AuthStatus is open to anyone, as in etcd.
+func (s *fakeSession) AuthStatus(context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refused("auth"); err != nil {
+		return false, err
+	}
+	return s.auth.enabled, nil
+}
+
+func (s *fakeSession) AuthEnable(context.Context) error {
+	if err := s.check("auth"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u, ok := s.auth.users["root"]; !ok || !slices.Contains(u.roles, "root") {
+		return rpctypes.ErrRootUserNotExist
+	}
+	if !s.auth.enabled {
+		s.auth.enabled = true
+		s.ops = append(s.ops, "auth-enable")
+	}
+	return nil
+}
+
+func (s *fakeSession) UserAdd(_ context.Context, name, password string) error {
+	if err := s.check("auth"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.auth.users[name]; ok {
+		return rpctypes.ErrUserAlreadyExist
+	}
+	if s.auth.users == nil {
+		s.auth.users = map[string]*fakeUser{}
+	}
+	s.auth.users[name] = &fakeUser{password: password}
+	s.ops = append(s.ops, "user-add "+name)
+	return nil
+}
+
+func (s *fakeSession) UserChangePassword(_ context.Context, name, password string) error {
+	if err := s.check("auth"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.auth.users[name]
+	if !ok {
+		return rpctypes.ErrUserNotFound
+	}
+	u.password = password
+	s.ops = append(s.ops, "user-passwd "+name)
+	return nil
+}
+
+func (s *fakeSession) UserGrantRole(_ context.Context, name, role string) error {
+	if err := s.check("auth"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.auth.users[name]
+	if !ok {
+		return rpctypes.ErrUserNotFound
+	}
+	if !slices.Contains(u.roles, role) {
+		u.roles = append(u.roles, role)
+	}
+	return nil
+}
