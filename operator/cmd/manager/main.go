@@ -46,13 +46,45 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active replica through the Lease "+LeaderElectionID)
 	fs.StringVar(&o.watchNamespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch; empty watches all")
-	fs.StringVar(&o.clusterDomain, "cluster-domain", "cluster.local", "the Kubernetes cluster DNS domain (for TLS names)")
+	fs.StringVar(&o.clusterDomain, "cluster-domain", "",
+		"the Kubernetes cluster DNS domain (member names, TLS names); empty reads it from /etc/resolv.conf, else cluster.local")
 	fs.StringVar(&o.imageRepository, "etcd-image-repository", envOr("ETCD_IMAGE_REPOSITORY", v1alpha2.DefaultImageRepository),
 		"etcd image repository; the tag is v<spec.version>")
 	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "workers per controller")
 	fs.BoolVar(&o.tenantController, "enable-tenant-controller", false, "run the Kamaji TenantControlPlane controller (not in this build yet)")
 	zapOpts.BindFlags(fs)
-	return o, fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.clusterDomain == "" {
+		o.clusterDomain = clusterDomainFrom(readFile("/etc/resolv.conf"))
+	}
+	return o, nil
+}
+
+// clusterDomainFrom finds the cluster domain in a Pod's resolv.conf: the kubelet writes the
+// search list "<ns>.svc.<domain> svc.<domain> <domain>". Without one it is cluster.local.
+func clusterDomainFrom(resolvConf string) string {
+	for _, line := range strings.Split(resolvConf, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "search" {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if d, ok := strings.CutPrefix(strings.TrimSuffix(f, "."), "svc."); ok && d != "" {
+				return d
+			}
+		}
+	}
+	return "cluster.local"
+}
+
+func readFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 func envOr(name, fallback string) string {

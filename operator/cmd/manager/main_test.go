@@ -47,3 +47,20 @@ func TestTenantControllerFlagRefused(t *testing.T) {
 		t.Fatalf("run with --enable-tenant-controller: %v", err)
 	}
 }
+
+func TestClusterDomain(t *testing.T) {
+	for conf, want := range map[string]string{
+		"search tenant.svc.cozy.local svc.cozy.local cozy.local\nnameserver 10.96.0.10\noptions ndots:5\n": "cozy.local",
+		"nameserver 10.96.0.10\nsearch default.svc.cluster.local. svc.cluster.local. cluster.local.\n":     "cluster.local",
+		"search example.com\n": "cluster.local",
+		"":                     "cluster.local",
+	} {
+		if got := clusterDomainFrom(conf); got != want {
+			t.Errorf("clusterDomainFrom(%q) = %s, want %s", conf, got, want)
+		}
+	}
+	o, err := parseFlags([]string{"--cluster-domain=corp.example"}, &zap.Options{})
+	if err != nil || o.clusterDomain != "corp.example" {
+		t.Errorf("explicit domain: %v %q", err, o.clusterDomain)
+	}
+}

@@ -124,9 +124,10 @@ func handleLearner(o Observed) (Action, bool) {
 		switch {
 		case m.Broken != "":
 			return Action{Kind: ReplaceMember, Member: m.Name, ID: m.ID, Reason: "BrokenLearner", Message: m.Broken}, true
-		case m.Healthy:
-			// Its etcd answers: try now rather than after the Pod's next readiness probe. etcd
-			// itself refuses to promote a learner that has not caught up, and that is retried.
+		case m.Healthy || m.Ready:
+			// Its etcd answers (or its Pod's probe says it serves, which needs no DNS lookup of
+			// a name cluster DNS may still cache as missing): try now. etcd itself refuses to
+			// promote a learner that has not caught up, and that is retried.
 			return Action{Kind: Promote, Member: m.Name, ID: m.ID, Reason: "ScalingUp"}, true
 		default:
 			return wait(ReasonLearnerCatchingUp, "learner %s is catching up", m.Name), true

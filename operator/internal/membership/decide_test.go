@@ -13,12 +13,13 @@ func voter(name string, n int) Member {
 		Ready: true, Healthy: true}
 }
 
-func leader(m Member) Member   { m.IsLeader = true; return m }
-func seed(m Member) Member     { m.Seed = true; return m }
-func learner(m Member) Member  { m.IsLearner = true; return m }
-func notReady(m Member) Member { m.Ready = false; return m }
-func down(m Member) Member     { m.Healthy, m.Ready = false, false; return m }
-func dormant(m Member) Member  { m.Dormant = true; m.Healthy, m.Ready = false, false; return m }
+func leader(m Member) Member      { m.IsLeader = true; return m }
+func seed(m Member) Member        { m.Seed = true; return m }
+func learner(m Member) Member     { m.IsLearner = true; return m }
+func notReady(m Member) Member    { m.Ready = false; return m }
+func down(m Member) Member        { m.Healthy, m.Ready = false, false; return m }
+func unreachable(m Member) Member { m.Healthy = false; return m }
+func dormant(m Member) Member     { m.Dormant = true; m.Healthy, m.Ready = false, false; return m }
 func deletingM(m Member) Member {
 	m.Deleting = true
 	return m
@@ -55,6 +56,7 @@ func TestDecide(t *testing.T) {
 		{"learner whose etcd does not answer yet: wait", formed(3, a, down(learner(b))), Wait, ""},
 		{"answering learner is promoted before its Pod is Ready (etcd checks it is in sync)", formed(3, a, notReady(learner(b))), Promote, "b"},
 		{"caught-up learner is promoted", formed(3, a, learner(b)), Promote, "b"},
+		{"ready learner the operator cannot reach yet is promoted (DNS may lag)", formed(3, a, unreachable(learner(b))), Promote, "b"},
 		{"learner blocks a new pending member", formed(3, a, down(learner(b)), pending(c)), Wait, ""},
 		{"pending member that is already the learner gets completed", formed(3, a, learner(pending(b))), CompletePending, "b"},
 		{"no add while a member is not ready", formed(3, a, notReady(b)), Wait, ""},

@@ -6,6 +6,7 @@ package resources
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,14 +31,48 @@ func MemberHost(member, cluster, namespace string) string {
 	return fmt.Sprintf("%s.%s.%s.svc", member, HeadlessServiceName(cluster), namespace)
 }
 
-// PeerURL is the URL a member advertises to its peers.
+// MemberFQDN is a member's DNS name with the cluster domain. The kubelet writes this form into
+// the Pod's own /etc/hosts, so a starting etcd resolves its own peer URL at once instead of
+// waiting out the cluster DNS's negative cache of a name looked up before the Pod existed.
+func MemberFQDN(member, cluster, namespace, domain string) string {
+	return MemberHost(member, cluster, namespace) + "." + domain
+}
+
+// NewPeerURL is the peer URL a member is registered with in etcd (MemberAddAsLearner, or the
+// seed's initial cluster); every later use reads it back from spec.initialCluster.
+func NewPeerURL(m *v1alpha2.EtcdMember, domain string) string {
+	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), MemberFQDN(m.Name, m.Spec.ClusterName, m.Namespace, domain), v1alpha2.PeerPort)
+}
+
+// PeerURL is the URL a member advertises to its peers: the one it was registered with (its
+// own entry of spec.initialCluster), so members registered in another form (short names by
+// earlier versions, adopted clusters) keep theirs. Before registration it is the short form.
 func PeerURL(m *v1alpha2.EtcdMember) string {
+	for _, e := range strings.Split(m.Spec.InitialCluster, ",") {
+		if name, u, ok := strings.Cut(e, "="); ok && name == m.Name {
+			return u
+		}
+	}
 	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), MemberHost(m.Name, m.Spec.ClusterName, m.Namespace), v1alpha2.PeerPort)
 }
 
-// ClientURL is the URL a member advertises to clients.
+// ClientURL is the URL a member advertises to clients: its peer URL's host on the client port.
 func ClientURL(m *v1alpha2.EtcdMember) string {
-	return fmt.Sprintf("%s://%s:%d", clientScheme(m.Spec.TLS), MemberHost(m.Name, m.Spec.ClusterName, m.Namespace), v1alpha2.ClientPort)
+	host := MemberHost(m.Name, m.Spec.ClusterName, m.Namespace)
+	if u, err := url.Parse(PeerURL(m)); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	return fmt.Sprintf("%s://%s:%d", clientScheme(m.Spec.TLS), host, v1alpha2.ClientPort)
+}
+
+// IsMemberPeerURL reports whether u names the member, in the short or the FQDN form.
+func IsMemberPeerURL(m *v1alpha2.EtcdMember, u string) bool {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	short := MemberHost(m.Name, m.Spec.ClusterName, m.Namespace)
+	return parsed.Hostname() == short || strings.HasPrefix(parsed.Hostname(), short+".")
 }
 
 func peerScheme(t *v1alpha2.MemberTLS) string {

@@ -64,6 +64,7 @@ func TestPodGolden(t *testing.T) {
 	learner.Spec.TLS = &v1alpha2.MemberTLS{ClientServerSecretRef: &corev1.LocalObjectReference{Name: "server-tls"},
 		ClientMTLS: true, PeerSecretRef: &corev1.LocalObjectReference{Name: "peer-tls"}}
 	learner.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	learner.Spec.InitialCluster = "etcd-abcde=https://etcd-abcde.etcd.tenant.svc:2380,etcd-fghij=" + NewPeerURL(learner, "cluster.local")
 	golden.Assert(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true}))
 	if PVC(learner) != nil {
 		t.Error("a tmpfs member must not get a PVC")
@@ -207,6 +208,36 @@ func TestPodRevision(t *testing.T) {
 		change(changed)
 		if PodRevision(Pod(changed, PodOptions{})) == base {
 			t.Errorf("changing %s kept revision %q", name, base)
+		}
+	}
+}
+
+func TestMemberURLs(t *testing.T) {
+	m := testMember("etcd-abcde")
+	m.Spec.TLS = &v1alpha2.MemberTLS{PeerSecretRef: &corev1.LocalObjectReference{Name: "peer"}}
+	fqdn := "https://etcd-abcde.etcd.tenant.svc.cozy.local:2380"
+	if got := NewPeerURL(m, "cozy.local"); got != fqdn {
+		t.Errorf("NewPeerURL = %s, want %s", got, fqdn)
+	}
+	for _, tc := range []struct{ initialCluster, peer, client string }{
+		{"", "https://etcd-abcde.etcd.tenant.svc:2380", "http://etcd-abcde.etcd.tenant.svc:2379"},
+		{"etcd-x=https://etcd-x.etcd.tenant.svc:2380,etcd-abcde=" + fqdn, fqdn, "http://etcd-abcde.etcd.tenant.svc.cozy.local:2379"},
+		{"etcd-abcde=http://legacy-0.legacy.tenant.svc:2380", "http://legacy-0.legacy.tenant.svc:2380", "http://legacy-0.legacy.tenant.svc:2379"},
+	} {
+		m.Spec.InitialCluster = tc.initialCluster
+		if got := PeerURL(m); got != tc.peer {
+			t.Errorf("initialCluster %q: PeerURL = %s, want %s", tc.initialCluster, got, tc.peer)
+		}
+		if got := ClientURL(m); got != tc.client {
+			t.Errorf("initialCluster %q: ClientURL = %s, want %s", tc.initialCluster, got, tc.client)
+		}
+	}
+	for u, want := range map[string]bool{
+		"https://etcd-abcde.etcd.tenant.svc:2380": true, fqdn: true, "http://etcd-abcdef.etcd.tenant.svc:2380": false,
+		"http://etcd-abcde.other.tenant.svc:2380": false, "::bad": false,
+	} {
+		if got := IsMemberPeerURL(m, u); got != want {
+			t.Errorf("IsMemberPeerURL(%s) = %v", u, got)
 		}
 	}
 }

@@ -30,3 +30,16 @@ func LivePod(ctx context.Context, reader client.Reader, m *v1alpha2.EtcdMember) 
 	}
 	return pod, nil
 }
+
+// PodReady reports a Pod's Ready condition; a Pod being deleted is not ready.
+func PodReady(pod *corev1.Pod) bool {
+	if pod == nil || !pod.DeletionTimestamp.IsZero() {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -84,13 +84,15 @@ func Target(namespace, cluster string, members []v1alpha2.EtcdMember) etcd.Targe
 	return etcd.Target{Key: Key(namespace, cluster), Endpoints: Endpoints(members)}
 }
 
-// FindInList finds a member in etcd's member list: by the recorded ID, else by peer URL (a
-// learner not started yet has no name), else by name.
+// FindInList finds a member in etcd's member list: by the recorded ID, else by peer URL in any
+// form (a learner not started yet has no name), else by name.
 func FindInList(m *v1alpha2.EtcdMember, list []etcd.Member) (etcd.Member, bool) {
-	id, peer := etcd.ParseID(m.Status.MemberID), resources.PeerURL(m)
+	id := etcd.ParseID(m.Status.MemberID)
 	for _, match := range []func(etcd.Member) bool{
 		func(e etcd.Member) bool { return id != 0 && e.ID == id },
-		func(e etcd.Member) bool { return slices.Contains(e.PeerURLs, peer) },
+		func(e etcd.Member) bool {
+			return slices.ContainsFunc(e.PeerURLs, func(u string) bool { return resources.IsMemberPeerURL(m, u) })
+		},
 		func(e etcd.Member) bool { return e.Name != "" && e.Name == m.Name },
 	} {
 		if i := slices.IndexFunc(list, match); i >= 0 {

@@ -131,7 +131,10 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 	if err := r.patchMemberStatus(ctx, m, &v1alpha2.EtcdMemberStatus{IsVoter: true, MemberID: m.Status.MemberID, Version: m.Status.Version}); err != nil {
 		return err
 	}
-	return r.recordInitialCluster(ctx, m, m.Name+"="+resources.PeerURL(m))
+	if m.Spec.InitialCluster != "" {
+		return nil // recorded before a restart of the operator: keep it
+	}
+	return r.recordInitialCluster(ctx, m, m.Name+"="+resources.NewPeerURL(m, r.clusterDomain()))
 }
 
 // addMember creates a pending member and registers it right away; were the operator to stop
@@ -158,7 +161,7 @@ func (r *Reconciler) completePending(ctx context.Context, st *clusterState, m *v
 	}
 	added, ok := topology.FindInList(m, list.Members)
 	if !ok {
-		if added, err = cli.MemberAddAsLearner(ctx, resources.PeerURL(m)); err != nil {
+		if added, err = cli.MemberAddAsLearner(ctx, resources.NewPeerURL(m, r.clusterDomain())); err != nil {
 			return fmt.Errorf("MemberAddAsLearner %s: %w", m.Name, err)
 		}
 		list.Members = append(list.Members, added)

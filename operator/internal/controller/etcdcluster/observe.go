@@ -74,7 +74,9 @@ func (r *Reconciler) confirmLostPods(ctx context.Context, st *clusterState) erro
 // of the observation (the cluster may be down), not errors of the pass.
 func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
 	target := topology.Target(st.cluster.Namespace, st.cluster.Name, st.members)
-	if len(target.Endpoints) == 0 {
+	if len(target.Endpoints) == 0 || (st.status.ClusterID == "" && !anyPodReady(st)) {
+		// Before the seed serves, a dial would only make cluster DNS cache its name as missing
+		// (for seconds) and delay the first contact once it is up.
 		return nil
 	}
 	tlsCfg, err := r.TLS.ClientConfig(ctx, st.cluster)
@@ -219,6 +221,15 @@ func (st *clusterState) liveVoters() int32 {
 		}
 	}
 	return n
+}
+
+func anyPodReady(st *clusterState) bool {
+	for _, p := range st.pods {
+		if topology.PodReady(p) {
+			return true
+		}
+	}
+	return false
 }
 
 func memberReady(m *v1alpha2.EtcdMember) bool {

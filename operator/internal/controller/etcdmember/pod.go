@@ -168,18 +168,6 @@ func terminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-func podReady(pod *corev1.Pod) bool {
-	if pod == nil || !pod.DeletionTimestamp.IsZero() {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // ignoreGoingAway drops the refusal to create objects in a terminating namespace: the member
 // itself is about to be deleted, and retrying only fills the log.
 func ignoreGoingAway(err error) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // updateStatus writes the fields this controller owns (Pod, PVC, selector, conditions) and only
@@ -60,9 +61,9 @@ func readyCondition(st *memberState, memberID string) metav1.Condition {
 	switch {
 	case st.member.Spec.Dormant:
 		c.Reason, c.Message = v1alpha2.ReasonPaused, st.waiting
-	case podReady(st.pod) && memberID == "":
+	case topology.PodReady(st.pod) && memberID == "":
 		c.Reason, c.Message = v1alpha2.ReasonDiscoveringMemberID, "Pod is ready; waiting for etcd's member ID"
-	case podReady(st.pod):
+	case topology.PodReady(st.pod):
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha2.ReasonPodReady, "etcd is serving"
 	case st.waiting != "" && st.waitingReason != "":
 		c.Reason, c.Message = st.waitingReason, st.waiting

@@ -22,7 +22,7 @@ func TestBootstrapCreatesSeedServicesAndPod(t *testing.T) {
 	waitFor(t, ns, "one healthy member", converged(t, ns, "etcd", 1))
 
 	seed := members(t, ns, "etcd")[0]
-	if !seed.Spec.Bootstrap || seed.Spec.InitialCluster != seed.Name+"=http://"+seed.Name+".etcd."+ns+".svc:2380" {
+	if !seed.Spec.Bootstrap || seed.Spec.InitialCluster != seed.Name+"=http://"+seed.Name+".etcd."+ns+".svc.cluster.local:2380" {
 		t.Errorf("seed spec: bootstrap=%v initialCluster=%q", seed.Spec.Bootstrap, seed.Spec.InitialCluster)
 	}
 	if seed.Status.MemberID == "" || !seed.Status.IsVoter || !slices.Contains(seed.Finalizers, v1alpha2.MemberCleanupFinalizer) {
