@@ -218,3 +218,15 @@ func (s *fakeSession) UserGrantRole(_ context.Context, name, role string) error 
 	}
 	return nil
 }
+
+// EnableAuthBehindOperator turns auth on with a root user, as `etcdctl auth enable` would (or
+// data restored from a snapshot taken with auth on).
+func (c *FakeCluster) EnableAuthBehindOperator(rootPassword string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.auth.users == nil {
+		c.auth.users = map[string]*fakeUser{}
+	}
+	c.auth.users["root"] = &fakeUser{password: rootPassword, roles: []string{"root"}}
+	c.auth.enabled = true
+}

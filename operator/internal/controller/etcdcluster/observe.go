@@ -113,6 +113,10 @@ func (r *Reconciler) observeWith(ctx context.Context, st *clusterState, target e
 			st.status.AuthEnabled, st.auth.changed = true, true
 			return nil
 		}
+		if etcd.IsAuthRequired(err) && !authcred.Wanted(st.cluster) {
+			r.authNotConfigured(st)
+			return nil
+		}
 		if etcd.IsAuthFailed(err) || etcd.IsAuthRequired(err) {
 			return err
 		}
@@ -128,6 +132,18 @@ func (r *Reconciler) observeWith(ctx context.Context, st *clusterState, target e
 		}
 	}
 	return authErr
+}
+
+// authNotConfigured: etcd has auth on (e.g. data restored from a snapshot taken with auth) but
+// spec.auth does not give the operator the root credentials; it cannot manage the cluster.
+func (r *Reconciler) authNotConfigured(st *clusterState) {
+	c := cond(v1alpha2.ConditionDegraded, true, v1alpha2.ReasonAuthRequiredNotConfigured,
+		"etcd has authentication enabled but spec.auth is not configured: set spec.auth.enabled and "+
+			"spec.auth.rootCredentialsSecretRef to a Secret with root's password")
+	st.auth.problem = &c
+	if d := meta.FindStatusCondition(st.cluster.Status.Conditions, v1alpha2.ConditionDegraded); d == nil || d.Reason != c.Reason {
+		r.event(st.cluster, corev1.EventTypeWarning, c.Reason, "Authenticate", "%s", c.Message)
+	}
 }
 
 // memberStatuses asks every member with a client URL for its status, concurrently. It also

@@ -192,7 +192,7 @@ func conditions(st *clusterState, now time.Time) []metav1.Condition {
 	}
 	if p := st.auth.problem; p != nil {
 		degraded = *p
-		if !st.obs.Reachable && st.obs.Formed {
+		if !st.obs.Reachable && (st.obs.Formed || p.Reason == v1alpha2.ReasonAuthRequiredNotConfigured) {
 			avail = cond(v1alpha2.ConditionAvailable, false, p.Reason, "%s", p.Message)
 		}
 	}

@@ -250,3 +250,35 @@ func TestAuthCredentialsRejected(t *testing.T) {
 		t.Errorf("%d AuthCredentialsRejected Events, want 1", n)
 	}
 }
+
+// Auth turned on in etcd while spec.auth is absent (as with a snapshot restored from a cluster
+// with auth): Available=False and Degraded=AuthRequiredNotConfigured with one Event; setting
+// spec.auth with root's password recovers.
+func TestAuthRequiredNotConfigured(t *testing.T) {
+	ns := newNamespace(t)
+	create(t, rootSecret(ns, "root", "pw"))
+	newAuthCluster(t, ns, "n", 1, false)
+	waitFor(t, ns, "converged without auth", converged(t, ns, "n", 1))
+	fakeEtcd.Cluster(topology.Key(ns, "n")).EnableAuthBehindOperator("pw")
+	touch(t, ns, "n", "1")
+	waitFor(t, ns, "Available=False and Degraded=AuthRequiredNotConfigured", func() bool {
+		a := meta.FindStatusCondition(getCluster(t, ns, "n").Status.Conditions, v1alpha2.ConditionAvailable)
+		return degradedReason(t, ns, "n") == v1alpha2.ReasonAuthRequiredNotConfigured &&
+			a != nil && a.Status == metav1.ConditionFalse && a.Reason == v1alpha2.ReasonAuthRequiredNotConfigured
+	})
+	waitFor(t, ns, "an AuthRequiredNotConfigured Event", func() bool {
+		return len(events(t, ns, "n", v1alpha2.ReasonAuthRequiredNotConfigured)) > 0
+	})
+
+	c := getCluster(t, ns, "n")
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Spec.Auth = authSpec("root")
+	if err := k8s.Patch(context.Background(), c, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "auth latched", authLatched(t, ns, "n", "pw"))
+	waitFor(t, ns, "recovered", func() bool { return degradedReason(t, ns, "n") == "" && converged(t, ns, "n", 1)() })
+	if n := len(events(t, ns, "n", v1alpha2.ReasonAuthRequiredNotConfigured)); n != 1 {
+		t.Errorf("%d AuthRequiredNotConfigured Events, want 1", n)
+	}
+}
