@@ -22,6 +22,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
@@ -149,6 +150,7 @@ func run(args []string) error {
 		return err
 	}
 	pool := etcd.NewPool()
+	pool.Dial = topology.PodDialer(mgr.GetClient(), nil)
 	defer pool.Close()
 	if err := Setup(mgr, pool, o); err != nil {
 		return err

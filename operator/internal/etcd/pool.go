@@ -26,7 +26,8 @@ const (
 type Pool struct {
 	mu      sync.Mutex
 	clients map[string]*pooled
-	// Dial, when set, opens every connection (e.g. into a test cluster's network namespace).
+	// Dial, when set, opens every connection (topology.PodDialer; in tests also into the cluster's
+	// network namespace).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // NodeGracePeriod is the in-process operator's wait before replacing tmpfs members of a
@@ -46,7 +47,7 @@ func StartInProcess(c *framework.Cluster) error {
 		return err
 	}
 	pool := etcd.NewPool()
-	pool.Dial = ClusterDialer(c)
+	pool.Dial = topology.PodDialer(mgr.GetClient(), ClusterDialer(c))
 	src := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	if err := (&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
 		Etcd: pool, MaxConcurrentReconciles: 4, NodeGracePeriod: NodeGracePeriod,
