@@ -17,10 +17,17 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 var errNoEtcd = errors.New("etcd is not reachable")
+
+// certificateNotReady: a new member's TLS Secrets are missing or do not fit it. The member
+// controller names the problem on the member (and so in Degraded); nothing is added to etcd.
+type certificateNotReady struct{ err error }
+
+func (e certificateNotReady) Error() string { return e.err.Error() }
 
 // act carries out the decided action. Every membership change gets an Event.
 func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
@@ -47,6 +54,12 @@ func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
 		err = r.setDormant(ctx, st, st.memberByName(a.Member), a.Kind == membership.Park)
 	default:
 		err = fmt.Errorf("unknown action %s", a.Kind)
+	}
+	var notReady certificateNotReady
+	if errors.As(err, &notReady) {
+		st.action = membership.Action{Kind: membership.Wait, Reason: v1alpha2.ReasonWaitingForCertificate,
+			Message: fmt.Sprintf("a new member is not added to etcd until its certificates fit it: %v", notReady.err)}
+		return nil
 	}
 	st.acted = err == nil
 	return err
@@ -161,6 +174,9 @@ func (r *Reconciler) completePending(ctx context.Context, st *clusterState, m *v
 	}
 	added, ok := topology.FindInList(m, list.Members)
 	if !ok {
+		if err := r.checkCertificates(ctx, m); err != nil {
+			return err
+		}
 		if added, err = cli.MemberAddAsLearner(ctx, resources.NewPeerURL(m, r.clusterDomain())); err != nil {
 			return fmt.Errorf("MemberAddAsLearner %s: %w", m.Name, err)
 		}
@@ -171,6 +187,17 @@ func (r *Reconciler) completePending(ctx context.Context, st *clusterState, m *v
 		return err
 	}
 	return r.recordInitialCluster(ctx, m, initialCluster(st, m, added.ID, list.Members))
+}
+
+// checkCertificates gates MemberAddAsLearner on the certificates the member's Pod will use, so
+// that a member whose certificate does not cover it never becomes a learner without a Pod.
+func (r *Reconciler) checkCertificates(ctx context.Context, m *v1alpha2.EtcdMember) error {
+	err := r.TLS.CheckMember(ctx, m, r.clusterDomain())
+	var missing *tlsmaterial.MissingSecretError
+	if _, invalid := pki.AsValidationError(err); invalid || errors.As(err, &missing) {
+		return certificateNotReady{err}
+	}
+	return err
 }
 
 // initialCluster lists etcd's members as name=peerURL, sorted, naming the new member (which

@@ -16,6 +16,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 func newTLSCluster(t *testing.T, ns, name string, tls *v1alpha2.TLSSpec) {
@@ -112,4 +113,48 @@ func TestBYOCertificateMissingSANGatesPod(t *testing.T) {
 	if n := warnings(); n != 1 {
 		t.Errorf("%d CertificateInvalid Warning Events naming %s, want exactly 1 (not one per pass)", n, host)
 	}
+}
+
+// A scale-up whose new member the BYO certificate does not cover: the member is never added to
+// etcd (no learner without a Pod), its condition names the problem, and it joins once the
+// certificate covers it.
+func TestBYOCertificateGatesMemberAdd(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	ca := pkitest.NewCA(t, "byo-ca")
+	all := pki.ServerNames(pki.ClusterRef{Name: "byo", Namespace: ns})
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "byo-server", Namespace: ns},
+		Data: ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...)}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	newTLSCluster(t, ns, "byo", &v1alpha2.TLSSpec{Client: &v1alpha2.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "byo-server"}}})
+	waitFor(t, ns, "the seed up", converged(t, ns, "byo", 1))
+	seed := members(t, ns, "byo")[0].Name
+	seedHost := resources.MemberHost(seed, "byo", ns)
+	secret.Data = ca.SecretData(t, append(pkitest.WithoutMemberNames(all), seedHost, seedHost+".cluster.local"), all.IPs, pkitest.ServerAndClient...)
+	if err := k8s.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	fc := fakeEtcd.Cluster(topology.Key(ns, "byo"))
+	adds := count(fc.Ops(), "add")
+	scale(t, ns, "byo", 2)
+	waitFor(t, ns, "the new member held back with CertificateInvalid", func() bool {
+		for _, m := range members(t, ns, "byo") {
+			if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); m.Name != seed && r != nil &&
+				r.Reason == v1alpha2.ReasonCertificateInvalid && strings.Contains(r.Message, resources.MemberHost(m.Name, "byo", ns)) {
+				p := meta.FindStatusCondition(getCluster(t, ns, "byo").Status.Conditions, v1alpha2.ConditionProgressing)
+				return p != nil && p.Reason == v1alpha2.ReasonWaitingForCertificate
+			}
+		}
+		return false
+	})
+	if n := count(fc.Ops(), "add"); n != adds {
+		t.Fatalf("a member the certificate does not cover was added to etcd: %v", fc.Ops())
+	}
+	secret.Data = ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...)
+	if err := k8s.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "the member joined once the certificate covers it", converged(t, ns, "byo", 2))
 }
