@@ -39,6 +39,9 @@ const (
 	AnnotationRolloutRevision = LabelPrefix + "rollout-revision"
 )
 
+// ComponentTrustBundle is the LabelAppComponent of a cluster's trust bundle ConfigMaps.
+const ComponentTrustBundle = "trust-bundle"
+
 // Finalizers.
 const (
 	// MemberCleanupFinalizer makes the deletion of an EtcdMember wait for MemberRemove.
@@ -103,6 +106,18 @@ const (
 	// ReasonWaitingForCertificate: a member's TLS Secret does not exist yet (cert-manager has
 	// not issued it, or a BYO Secret is missing); its Pod is not started.
 	ReasonWaitingForCertificate = "WaitingForCertificate"
+	// ReasonTrustWidened: a plane's trust bundle gained a CA (a CA rotation began); members are
+	// restarted onto it one at a time before any certificate from that CA is served (Event).
+	ReasonTrustWidened = "TrustWidened"
+	// ReasonCertificateApplied: a renewed or re-issued certificate is now served; every member
+	// already trusts its CA, so nothing restarts (Event).
+	ReasonCertificateApplied = "CertificateApplied"
+	// ReasonTrustNarrowed: CAs no certificate or source needs left a plane's trust bundle (the end
+	// of a CA rotation); members are restarted onto the narrower bundle one at a time (Event).
+	ReasonTrustNarrowed = "TrustNarrowed"
+	// ReasonCertificateHeld: a Secret's new certificate is not served because it would break a
+	// member or chains to no CA of its Secret; the previous certificate stays (Warning Event).
+	ReasonCertificateHeld = "CertificateHeld"
 
 	// EtcdMember reasons.
 	ReasonPodReady            = "PodReady"

@@ -15,6 +15,11 @@ type MemberTLS struct {
 	PeerSecretRef *corev1.LocalObjectReference `json:"peerSecretRef,omitempty"`
 	// +optional
 	PeerAutoTLS bool `json:"peerAutoTLS,omitempty"`
+	// TrustBundle is the ConfigMap holding the CAs the member trusts on each plane
+	// (client-ca.crt, peer-ca.crt). Its name carries a hash of its content, so a changed bundle
+	// is a changed Pod and is rolled out like any template change.
+	// +optional
+	TrustBundle string `json:"trustBundle,omitempty"`
 }
 
 // EtcdMemberSpec is one etcd member. The operator writes it from the cluster's template when it

@@ -98,7 +98,7 @@ func envOr(name, fallback string) string {
 // cacheOptions scopes the cache to the watched namespaces, and Secrets to those labelled with
 // a cluster (the operator's TLS Secrets): no cluster-wide Secret cache.
 func cacheOptions(watch string) cache.Options {
-	opts := cache.Options{ByObject: tlsmaterial.SecretCacheByObject()}
+	opts := cache.Options{ByObject: tlsmaterial.CacheByObject()}
 	for _, ns := range strings.Split(watch, ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {
 			if opts.DefaultNamespaces == nil {

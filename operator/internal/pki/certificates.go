@@ -19,6 +19,18 @@ func OperatorClientSecretName(cluster string) string      { return cluster + "-o
 func PeerCertificateName(cluster string) string           { return cluster + "-peer" }
 func PeerSecretName(cluster string) string                { return cluster + "-peer-tls" }
 
+// The operator's copies of a cluster's TLS material: the key pairs being served and the CAs
+// being trusted, which follow their sources (above, or BYO) only as fast as every member can
+// follow them (package trust).
+func ActiveServerSecretName(cluster string) string { return cluster + "-active-server-tls" }
+func ActiveOperatorClientSecretName(cluster string) string {
+	return cluster + "-active-operator-client-tls"
+}
+func ActivePeerSecretName(cluster string) string { return cluster + "-active-peer-tls" }
+
+// TrustBundleName is the ConfigMap of a trust bundle; revision is a hash of its content.
+func TrustBundleName(cluster, revision string) string { return cluster + "-trust-" + revision }
+
 // RootUser is the etcd user a client certificate's CN maps to under --client-cert-auth.
 const RootUser = "root"
 

@@ -16,11 +16,17 @@ import (
 
 const (
 	// DataDir is where the data volume is mounted and etcd keeps its data.
-	DataDir       = "/var/lib/etcd"
-	clientTLSDir  = "/etc/etcd/tls/client"
-	peerTLSDir    = "/etc/etcd/tls/peer"
-	containerName = "etcd"
-	nonRootID     = 65532
+	DataDir      = "/var/lib/etcd"
+	clientTLSDir = "/etc/etcd/tls/client"
+	peerTLSDir   = "/etc/etcd/tls/peer"
+	trustDir     = "/etc/etcd/tls/trust"
+	// TrustKeyClientCA and TrustKeyPeerCA are the keys of a trust bundle ConfigMap.
+	TrustKeyClientCA = "client-ca.crt"
+	TrustKeyPeerCA   = "peer-ca.crt"
+	// TrustVolume is the member Pod's volume of its trust bundle ConfigMap.
+	TrustVolume = "tls-trust"
+	containerName    = "etcd"
+	nonRootID        = 65532
 	// HostnameTopologyKey spreads members over nodes by default.
 	HostnameTopologyKey = "kubernetes.io/hostname"
 	// terminationGracePeriod leaves etcd time to step down as leader and flush, without
@@ -152,17 +158,22 @@ func tlsFlags(t *v1alpha2.MemberTLS) []string {
 	if t == nil {
 		return nil
 	}
+	// The CAs come from the trust bundle: etcd reads them once, so they change only with the Pod.
+	clientCA, peerCA := trustDir+"/"+TrustKeyClientCA, trustDir+"/"+TrustKeyPeerCA
+	if t.TrustBundle == "" { // a member made before trust bundles existed, until it is rolled
+		clientCA, peerCA = clientTLSDir+"/ca.crt", peerTLSDir+"/ca.crt"
+	}
 	var flags []string
 	if t.ClientServerSecretRef != nil {
 		flags = append(flags, "--cert-file="+clientTLSDir+"/tls.crt", "--key-file="+clientTLSDir+"/tls.key")
 		if t.ClientMTLS {
-			flags = append(flags, "--client-cert-auth=true", "--trusted-ca-file="+clientTLSDir+"/ca.crt")
+			flags = append(flags, "--client-cert-auth=true", "--trusted-ca-file="+clientCA)
 		}
 	}
 	switch {
 	case t.PeerSecretRef != nil:
 		flags = append(flags, "--peer-cert-file="+peerTLSDir+"/tls.crt", "--peer-key-file="+peerTLSDir+"/tls.key",
-			"--peer-trusted-ca-file="+peerTLSDir+"/ca.crt", "--peer-client-cert-auth=true")
+			"--peer-trusted-ca-file="+peerCA, "--peer-client-cert-auth=true")
 	case t.PeerAutoTLS:
 		flags = append(flags, "--peer-auto-tls")
 	}
@@ -260,6 +271,11 @@ func volumes(m *v1alpha2.EtcdMember) []corev1.Volume {
 	if t := m.Spec.TLS; t != nil && t.PeerSecretRef != nil {
 		vols = append(vols, secretVolume("tls-peer", t.PeerSecretRef.Name))
 	}
+	if t := m.Spec.TLS; t != nil && t.TrustBundle != "" {
+		vols = append(vols, corev1.Volume{Name: TrustVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: t.TrustBundle}, DefaultMode: ptr.To[int32](0o444),
+		}}})
+	}
 	return vols
 }
 
@@ -284,6 +300,9 @@ func volumeMounts(m *v1alpha2.EtcdMember) []corev1.VolumeMount {
 	}
 	if t := m.Spec.TLS; t != nil && t.PeerSecretRef != nil {
 		mounts = append(mounts, corev1.VolumeMount{Name: "tls-peer", MountPath: peerTLSDir, ReadOnly: true})
+	}
+	if t := m.Spec.TLS; t != nil && t.TrustBundle != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: TrustVolume, MountPath: trustDir, ReadOnly: true})
 	}
 	return mounts
 }

@@ -62,7 +62,7 @@ func TestPodGolden(t *testing.T) {
 	learner.Spec.ImageRepository = "mirror.local/etcd"
 	learner.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
 	learner.Spec.TLS = &v1alpha2.MemberTLS{ClientServerSecretRef: &corev1.LocalObjectReference{Name: "server-tls"},
-		ClientMTLS: true, PeerSecretRef: &corev1.LocalObjectReference{Name: "peer-tls"}}
+		ClientMTLS: true, PeerSecretRef: &corev1.LocalObjectReference{Name: "peer-tls"}, TrustBundle: "etcd-trust-abc"}
 	learner.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
 	learner.Spec.InitialCluster = "etcd-abcde=https://etcd-abcde.etcd.tenant.svc:2380,etcd-fghij=" + NewPeerURL(learner, "cluster.local")
 	golden.Assert(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true}))

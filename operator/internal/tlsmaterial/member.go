@@ -43,6 +43,9 @@ func MemberRequirements(m *v1alpha2.EtcdMember, clusterDomain string) (server, p
 // fit; a *MissingSecretError when one does not exist yet; a *pki.ValidationError naming what
 // is wrong (missing SANs, usages, chain, validity); or an API error.
 func (s *Source) CheckMember(ctx context.Context, m *v1alpha2.EtcdMember, clusterDomain string) error {
+	if t := m.Spec.TLS; t != nil && (t.ClientServerSecretRef != nil || t.PeerSecretRef != nil) && t.TrustBundle == "" {
+		return &MissingSecretError{Pending: "the operator has not prepared the cluster's trust bundle yet (a TLS Secret is not issued)"}
+	}
 	server, peer := MemberRequirements(m, clusterDomain)
 	type check struct {
 		secret string

@@ -23,15 +23,16 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 )
 
-// SecretCacheByObject restricts the manager's Secret cache (and so every Secret watch) to
-// Secrets labelled with a cluster. Every manager running the controllers must use it: without
-// it, the first Secret read or watch would cache all Secrets of the watched namespaces.
-func SecretCacheByObject() map[client.Object]cache.ByObject {
+// CacheByObject restricts the manager's Secret and ConfigMap caches (and so every watch of
+// them) to objects labelled with a cluster. Every manager running the controllers must use it:
+// without it, the first Secret read or watch would cache all Secrets of the watched namespaces.
+func CacheByObject() map[client.Object]cache.ByObject {
 	req, err := labels.NewRequirement(v1alpha2.LabelCluster, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant key; cannot fail
 	}
-	return map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)}}
+	sel := labels.NewSelector().Add(*req)
+	return map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: sel}, &corev1.ConfigMap{}: {Label: sel}}
 }
 
 // Source reads TLS Secrets and keeps one *tls.Config per cluster until a Secret it was built
@@ -57,10 +58,13 @@ func NewSource(cached, api client.Reader) *Source {
 }
 
 // MissingSecretError is a referenced Secret that does not exist (yet: cert-manager may not
-// have issued it).
-type MissingSecretError struct{ Namespace, Name string }
+// have issued it), or TLS material the operator derives from such Secrets (Pending says which).
+type MissingSecretError struct{ Namespace, Name, Pending string }
 
 func (e *MissingSecretError) Error() string {
+	if e.Pending != "" {
+		return e.Pending
+	}
 	return fmt.Sprintf("Secret %s/%s does not exist yet", e.Namespace, e.Name)
 }
 
@@ -79,27 +83,30 @@ func (s *Source) Secret(ctx context.Context, namespace, name string) (*corev1.Se
 }
 
 // ClientConfig is the TLS configuration the operator dials the cluster's members with, or nil
-// when the client plane is plaintext. It trusts the server Secret's ca.crt and, under mTLS,
-// presents the operator-client Secret's key pair. The same pointer is returned until one of
-// those Secrets changes (by resourceVersion).
+// when the client plane is plaintext. It trusts the client plane's trust bundle (the active
+// server Secret's ca.crt) and, under mTLS, presents the active operator-client key pair: the
+// copies the members follow, so the operator never presents a certificate they do not trust
+// yet. The same pointer is returned until one of those Secrets changes (by resourceVersion).
 func (s *Source) ClientConfig(ctx context.Context, c *v1alpha2.EtcdCluster) (*tls.Config, error) {
 	names := pki.SecretsOf(c)
 	if names.Server == "" {
 		return nil, nil
 	}
-	server, err := s.Secret(ctx, c.Namespace, names.Server)
+	serverName := pki.ActiveServerSecretName(c.Name)
+	server, err := s.Secret(ctx, c.Namespace, serverName)
 	if err != nil {
 		return nil, err
 	}
-	version := names.Server + "@" + server.ResourceVersion
+	version := serverName + "@" + server.ResourceVersion
 	var clientData map[string][]byte
 	if names.OperatorClient != "" {
-		cl, err := s.Secret(ctx, c.Namespace, names.OperatorClient)
+		clientName := pki.ActiveOperatorClientSecretName(c.Name)
+		cl, err := s.Secret(ctx, c.Namespace, clientName)
 		if err != nil {
 			return nil, err
 		}
 		clientData = cl.Data
-		version += "," + names.OperatorClient + "@" + cl.ResourceVersion
+		version += "," + clientName + "@" + cl.ResourceVersion
 	}
 	key := c.Namespace + "/" + c.Name
 	s.mu.Lock()

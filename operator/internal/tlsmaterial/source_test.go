@@ -75,13 +75,14 @@ func TestBuildClientConfig(t *testing.T) {
 	}
 }
 
-// ClientConfig keeps one pointer until a Secret changes: the Pool's fingerprint depends on it.
+// ClientConfig reads the active copies (what the members follow) and keeps one pointer until
+// one of them changes: the Pool's fingerprint depends on it.
 func TestClientConfigCachedPerResourceVersion(t *testing.T) {
 	ca := pkitest.NewCA(t, "test-ca")
 	c := mtlsCluster()
 	cl := newClient(t,
-		secret(pki.ServerSecretName("etcd"), ca.SecretData(t, []string{"localhost"}, nil, both...)),
-		secret(pki.OperatorClientSecretName("etcd"), ca.SecretData(t, nil, nil, x509.ExtKeyUsageClientAuth)))
+		secret(pki.ActiveServerSecretName("etcd"), ca.SecretData(t, []string{"localhost"}, nil, both...)),
+		secret(pki.ActiveOperatorClientSecretName("etcd"), ca.SecretData(t, nil, nil, x509.ExtKeyUsageClientAuth)))
 	src := NewSource(cl, nil)
 	ctx := context.Background()
 	first, err := src.ClientConfig(ctx, c)
@@ -93,7 +94,7 @@ func TestClientConfigCachedPerResourceVersion(t *testing.T) {
 		t.Error("unchanged Secrets gave a new tls.Config")
 	}
 	s := &corev1.Secret{}
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: "ns", Name: pki.OperatorClientSecretName("etcd")}, s); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: "ns", Name: pki.ActiveOperatorClientSecretName("etcd")}, s); err != nil {
 		t.Fatal(err)
 	}
 	s.Data = ca.SecretData(t, nil, nil, x509.ExtKeyUsageClientAuth)
@@ -134,6 +135,16 @@ func member(tls *v1alpha2.MemberTLS) *v1alpha2.EtcdMember {
 		Spec: v1alpha2.EtcdMemberSpec{ClusterName: "etcd", TLS: tls}}
 }
 
+// noBundle marks the case whose member has no trust bundle yet; every other case has one.
+const noBundle = "none"
+
+func withBundle(b string) string {
+	if b == noBundle {
+		return ""
+	}
+	return "etcd-trust-1"
+}
+
 func TestCheckMember(t *testing.T) {
 	ca := pkitest.NewCA(t, "test-ca")
 	ref := pki.ClusterRef{Name: "etcd", Namespace: "ns"}
@@ -159,8 +170,12 @@ func TestCheckMember(t *testing.T) {
 		{"mTLS needs client auth on the server certificate", &v1alpha2.MemberTLS{ClientServerSecretRef: ref2("server-only"), ClientMTLS: true}, "client auth"},
 		{"peer needs client auth", &v1alpha2.MemberTLS{PeerSecretRef: ref2("server-only")}, "client auth"},
 		{"Secret not there yet", &v1alpha2.MemberTLS{ClientServerSecretRef: ref2("absent")}, "missing"},
+		{"trust bundle not there yet", &v1alpha2.MemberTLS{ClientServerSecretRef: ref2("good"), TrustBundle: noBundle}, "missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.tls != nil {
+				tc.tls.TrustBundle = withBundle(tc.tls.TrustBundle)
+			}
 			err := src.CheckMember(context.Background(), member(tc.tls), "")
 			var missing *MissingSecretError
 			_, invalid := pki.AsValidationError(err)
@@ -176,14 +191,16 @@ func TestCheckMember(t *testing.T) {
 	}
 }
 
-func TestSecretCacheByObjectSelectsClusterLabel(t *testing.T) {
-	by := SecretCacheByObject()
-	if len(by) != 1 {
-		t.Fatalf("%d entries", len(by))
+func TestCacheByObjectSelectsClusterLabel(t *testing.T) {
+	by := CacheByObject()
+	if len(by) != 2 {
+		t.Fatalf("%d entries, want Secrets and ConfigMaps", len(by))
 	}
 	for obj, o := range by {
-		if _, ok := obj.(*corev1.Secret); !ok {
-			t.Errorf("restricts %T, want Secrets", obj)
+		switch obj.(type) {
+		case *corev1.Secret, *corev1.ConfigMap:
+		default:
+			t.Errorf("restricts %T, want Secrets and ConfigMaps", obj)
 		}
 		if o.Label.String() != v1alpha2.LabelCluster {
 			t.Errorf("selector %q, want existence of %s", o.Label.String(), v1alpha2.LabelCluster)

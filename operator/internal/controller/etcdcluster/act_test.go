@@ -35,7 +35,7 @@ func TestNewMemberCopiesTemplate(t *testing.T) {
 				Peer:   &v1alpha2.PeerTLS{SecretRef: &corev1.LocalObjectReference{Name: "peer"}},
 			}},
 	}
-	m := newMember(c, "tok", true)
+	m := newMember(c, "tok", true, "c-trust-1")
 	switch {
 	case m.GenerateName != "c-" || m.Namespace != "ns" || !m.Spec.Bootstrap || m.Spec.ClusterToken != "tok" || m.Spec.InitialCluster != "":
 		t.Errorf("identity: %+v", m.ObjectMeta)
@@ -43,7 +43,8 @@ func TestNewMemberCopiesTemplate(t *testing.T) {
 		t.Errorf("labels %v", m.Labels)
 	case m.Spec.PriorityClassName != "high" || m.Spec.NodeSelector["a"] != "b" || len(m.Spec.Tolerations) != 1 || m.Spec.ImageRepository != "mirror/etcd":
 		t.Errorf("scheduling fields not copied: %+v", m.Spec)
-	case m.Spec.TLS == nil || m.Spec.TLS.ClientServerSecretRef.Name != "srv" || !m.Spec.TLS.ClientMTLS || m.Spec.TLS.PeerSecretRef.Name != "peer":
+	case m.Spec.TLS == nil || m.Spec.TLS.ClientServerSecretRef.Name != "c-active-server-tls" || !m.Spec.TLS.ClientMTLS ||
+		m.Spec.TLS.PeerSecretRef.Name != "c-active-peer-tls" || m.Spec.TLS.TrustBundle != "c-trust-1":
 		t.Errorf("tls %+v", m.Spec.TLS)
 	case len(m.OwnerReferences) != 1 || m.OwnerReferences[0].UID != "u" || !*m.OwnerReferences[0].Controller:
 		t.Errorf("owner %+v", m.OwnerReferences)

@@ -48,6 +48,8 @@ type Reconciler struct {
 	backoff *backoff.Tracker
 	// apiReader reads around the cache, to confirm what the cache says is gone.
 	apiReader client.Reader
+	// heldReported is the last held certificate reported per cluster plane: one Event each.
+	heldReported sync.Map
 }
 
 // DefaultNodeGracePeriod is shorter than the 5-minute default eviction of Pods from a NotReady
@@ -89,12 +91,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&v1alpha2.EtcdMember{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&corev1.ConfigMap{}).
 		// Member Pods belong to EtcdMembers, but their container states (a crash loop, a
 		// terminal phase) feed this controller's decisions directly.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		// TLS Secrets carry the cluster label (cert-manager's secretTemplate), as do the owned
 		// operator-auth Secret and the root credentials Secret (labelled by watchSecret); the
-		// cache holds only labelled Secrets (tlsmaterial.SecretCacheByObject).
+		// cache holds only labelled Secrets (tlsmaterial.CacheByObject).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("etcdcluster").
@@ -131,7 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
 	for _, step := range []func(context.Context, *clusterState) error{
-		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTemplates, r.observeEtcd, r.discover,
+		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTrust, r.syncTemplates, r.observeEtcd, r.discover,
 		r.ensureAuth, r.syncMemberStatus, r.ensurePDB, r.decide, r.act, r.rollOut,
 	} {
 		if err := step(ctx, st); err != nil {
@@ -157,6 +160,9 @@ type clusterState struct {
 	acted bool
 	// certManagerMissing: spec.tls asks for Certificates but cert-manager's CRD is absent.
 	certManagerMissing bool
+	// trustBundle is the ConfigMap of the CAs members trust (syncTrust); empty without TLS
+	// Secrets, or while a source Secret is not issued yet.
+	trustBundle string
 	auth               authState
 	err                error
 }

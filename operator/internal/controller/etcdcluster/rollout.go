@@ -24,7 +24,7 @@ func (r *Reconciler) syncTemplates(ctx context.Context, st *clusterState) error 
 			continue
 		}
 		want := m.Spec.DeepCopy()
-		applyTemplate(st.cluster, want)
+		applyTemplate(st.cluster, st.trustBundle, want)
 		if equality.Semantic.DeepEqual(&m.Spec, want) {
 			continue
 		}

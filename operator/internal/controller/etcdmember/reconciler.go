@@ -69,7 +69,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		// A member waiting for its certificate starts as soon as cert-manager writes it. The
-		// cache holds only Secrets with the cluster label (tlsmaterial.SecretCacheByObject);
+		// cache holds only Secrets with the cluster label (tlsmaterial.CacheByObject);
 		// BYO Secrets without it are re-checked with back-off.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.membersOfSecret)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).

@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -123,4 +124,21 @@ func assertOneStepAtATime(t *testing.T, ops []string) {
 
 func count(ops []string, verb string) int {
 	return len(slices.DeleteFunc(slices.Clone(ops), func(op string) bool { return !strings.HasPrefix(op, verb+" ") }))
+}
+
+// setSecretData replaces a Secret's data, re-reading it on conflict: the operator labels the BYO
+// Secrets it follows, so the test's copy goes stale.
+func setSecretData(t *testing.T, ns, name string, data map[string][]byte) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &corev1.Secret{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+			return err
+		}
+		s.Data = data
+		return k8s.Update(context.Background(), s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

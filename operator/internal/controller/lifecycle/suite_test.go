@@ -63,7 +63,7 @@ func startManager(ctx context.Context) error {
 	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Cache: cache.Options{ByObject: tlsmaterial.SecretCacheByObject()},
+		Cache: cache.Options{ByObject: tlsmaterial.CacheByObject()},
 	})
 	if err != nil {
 		return err

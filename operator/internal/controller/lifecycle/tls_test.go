@@ -105,10 +105,7 @@ func TestBYOCertificateMissingSANGatesPod(t *testing.T) {
 	// has started, after every pass over the waiting member.
 	waitFor(t, ns, "a CertificateInvalid Warning Event", func() bool { return warnings() > 0 })
 
-	secret.Data = ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...)
-	if err := k8s.Update(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	setSecretData(t, ns, "byo-server", ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...))
 	waitFor(t, ns, "the member started once the certificate covers it", converged(t, ns, "byo", 1))
 	if n := warnings(); n != 1 {
 		t.Errorf("%d CertificateInvalid Warning Events naming %s, want exactly 1 (not one per pass)", n, host)
@@ -132,10 +129,7 @@ func TestBYOCertificateGatesMemberAdd(t *testing.T) {
 	waitFor(t, ns, "the seed up", converged(t, ns, "byo", 1))
 	seed := members(t, ns, "byo")[0].Name
 	seedHost := resources.MemberHost(seed, "byo", ns)
-	secret.Data = ca.SecretData(t, append(pkitest.WithoutMemberNames(all), seedHost, seedHost+".cluster.local"), all.IPs, pkitest.ServerAndClient...)
-	if err := k8s.Update(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	setSecretData(t, ns, "byo-server", ca.SecretData(t, append(pkitest.WithoutMemberNames(all), seedHost, seedHost+".cluster.local"), all.IPs, pkitest.ServerAndClient...))
 	fc := fakeEtcd.Cluster(topology.Key(ns, "byo"))
 	adds := count(fc.Ops(), "add")
 	scale(t, ns, "byo", 2)
@@ -152,9 +146,6 @@ func TestBYOCertificateGatesMemberAdd(t *testing.T) {
 	if n := count(fc.Ops(), "add"); n != adds {
 		t.Fatalf("a member the certificate does not cover was added to etcd: %v", fc.Ops())
 	}
-	secret.Data = ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...)
-	if err := k8s.Update(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	setSecretData(t, ns, "byo-server", ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...))
 	waitFor(t, ns, "the member joined once the certificate covers it", converged(t, ns, "byo", 2))
 }

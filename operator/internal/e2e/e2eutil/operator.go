@@ -42,7 +42,7 @@ const NodeGracePeriod = 20 * time.Second
 // to debug); their etcd clients dial into the cluster network.
 func StartInProcess(c *framework.Cluster) error {
 	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{Scheme: Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: cache.Options{ByObject: tlsmaterial.SecretCacheByObject()}})
+		Cache: cache.Options{ByObject: tlsmaterial.CacheByObject()}})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,221 @@
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
+	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/trust"
+)
+
+// byoPKI is a CA and the three BYO Secrets of a full-mTLS cluster named "rot".
+type byoPKI struct{ server, client, peer map[string][]byte }
+
+func issueBYO(t *testing.T, ns string, ca *pkitest.CA) byoPKI {
+	names := pki.ServerNames(pki.ClusterRef{Name: "rot", Namespace: ns})
+	return byoPKI{
+		server: ca.SecretData(t, names.DNS, names.IPs, pkitest.ServerAndClient...),
+		client: ca.ClientSecretData(t, pki.RootUser),
+		peer:   ca.SecretData(t, names.DNS, names.IPs, pkitest.ServerAndClient...),
+	}
+}
+
+func (p byoPKI) apply(t *testing.T, ns string) {
+	setSecretData(t, ns, "rot-server", p.server)
+	setSecretData(t, ns, "rot-client", p.client)
+	setSecretData(t, ns, "rot-peer", p.peer)
+}
+
+// A CA rotation on every plane: the new CA is trusted by every member Pod before any
+// certificate it signed is served, the old one stays trusted while a served certificate needs
+// it, and each member is restarted exactly twice (widen, narrow). A renewal by the same CA is
+// served without a restart.
+func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	oldCA := pkitest.NewCA(t, "old-ca")
+	first := issueBYO(t, ns, oldCA)
+	for name, data := range map[string]map[string][]byte{"rot-server": first.server, "rot-client": first.client, "rot-peer": first.peer} {
+		if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := func(n string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: n} }
+	c := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "rot", Namespace: ns},
+		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3), Version: "3.6.16", TLS: &v1alpha2.TLSSpec{
+			Client: &v1alpha2.ClientTLS{ServerSecretRef: ref("rot-server"), OperatorClientSecretRef: ref("rot-client")},
+			Peer:   &v1alpha2.PeerTLS{SecretRef: ref("rot-peer")},
+		}}}
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "three members", converged(t, ns, "rot", 3))
+	uids := podUIDs(t, ns)
+
+	renewed := issueBYO(t, ns, oldCA).server
+	setSecretData(t, ns, "rot-server", renewed)
+	waitFor(t, ns, "the renewed server certificate served", func() bool {
+		return bytes.Equal(activeData(t, ns, pki.ActiveServerSecretName("rot"))[pki.KeyCert], renewed[pki.KeyCert])
+	})
+	if after := podUIDs(t, ns); len(after) != 3 || !sameUIDs(uids, after) {
+		t.Fatalf("a renewal by the trusted CA restarted members: %v -> %v", uids, after)
+	}
+
+	newCA := pkitest.NewCA(t, "new-ca")
+	next := issueBYO(t, ns, newCA)
+	next.apply(t, ns)
+	seen := map[string]map[string]bool{} // member -> Pod UIDs seen
+	waitFor(t, ns, "the rotation to finish", func() bool {
+		assertServedIsTrusted(t, ns)
+		for uid, member := range podUIDs(t, ns) {
+			if seen[member] == nil {
+				seen[member] = map[string]bool{}
+			}
+			seen[member][uid] = true
+		}
+		return rotated(t, ns, next, newCA.PEM)
+	})
+	for member, us := range seen {
+		if len(us) != 3 {
+			t.Errorf("member %s ran %d Pods during the rotation, want 3 (old, widened, narrowed)", member, len(us))
+		}
+	}
+	for _, reason := range []string{v1alpha2.ReasonTrustWidened, v1alpha2.ReasonCertificateApplied, v1alpha2.ReasonTrustNarrowed} {
+		waitFor(t, ns, "a "+reason+" Event", func() bool { return clusterEvents(t, ns, "rot", reason) > 0 })
+	}
+	var cms corev1.ConfigMapList
+	if err := k8s.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{v1alpha2.LabelAppComponent: v1alpha2.ComponentTrustBundle}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cms.Items) != 1 {
+		t.Errorf("%d trust bundles left after the rotation, want the current one only", len(cms.Items))
+	}
+}
+
+// assertServedIsTrusted fails when a member Pod mounts a bundle that does not trust a
+// certificate being served on its plane: that member would refuse its peers or the operator.
+func assertServedIsTrusted(t *testing.T, ns string) {
+	t.Helper()
+	served := map[string][][]byte{
+		resources.TrustKeyClientCA: {activeData(t, ns, pki.ActiveServerSecretName("rot"))[pki.KeyCert],
+			activeData(t, ns, pki.ActiveOperatorClientSecretName("rot"))[pki.KeyCert]},
+		resources.TrustKeyPeerCA: {activeData(t, ns, pki.ActivePeerSecretName("rot"))[pki.KeyCert]},
+	}
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		bundle := mountedBundle(t, ns, &p)
+		for key, certs := range served {
+			for _, cert := range certs {
+				if !trust.Verifies([]byte(bundle[key]), cert, time.Now()) {
+					t.Fatalf("Pod %s trusts %v on %s, which does not verify a certificate being served\n%s",
+						p.Name, trust.Subjects([]byte(bundle[key])), key, dump(ns))
+				}
+			}
+		}
+	}
+}
+
+// rotated: every active copy serves the new certificates and every Pod trusts only the new CA.
+func rotated(t *testing.T, ns string, want byoPKI, ca []byte) bool {
+	for name, data := range map[string]map[string][]byte{pki.ActiveServerSecretName("rot"): want.server,
+		pki.ActiveOperatorClientSecretName("rot"): want.client, pki.ActivePeerSecretName("rot"): want.peer} {
+		if !bytes.Equal(activeData(t, ns, name)[pki.KeyCert], data[pki.KeyCert]) {
+			return false
+		}
+	}
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 3 {
+		return false
+	}
+	for _, p := range pods.Items {
+		b := mountedBundle(t, ns, &p)
+		if !p.DeletionTimestamp.IsZero() || !podServing(p.Name) ||
+			!bytes.Equal(trust.Merge(nil, []byte(b[resources.TrustKeyClientCA])), ca) ||
+			!bytes.Equal(trust.Merge(nil, []byte(b[resources.TrustKeyPeerCA])), ca) {
+			return false
+		}
+	}
+	return true
+}
+
+func activeData(t *testing.T, ns, name string) map[string][]byte {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+		t.Fatalf("active Secret %s: %v", name, err)
+	}
+	return s.Data
+}
+
+func mountedBundle(t *testing.T, ns string, p *corev1.Pod) map[string]string {
+	t.Helper()
+	for _, v := range p.Spec.Volumes {
+		if v.Name == resources.TrustVolume && v.ConfigMap != nil {
+			cm := &corev1.ConfigMap{}
+			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, cm); err != nil {
+				t.Fatalf("Pod %s mounts trust bundle %s: %v", p.Name, v.ConfigMap.Name, err)
+			}
+			return cm.Data
+		}
+	}
+	t.Fatalf("Pod %s mounts no trust bundle", p.Name)
+	return nil
+}
+
+// podUIDs maps each live member Pod's UID to its member.
+func podUIDs(t *testing.T, ns string) map[string]string {
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp.IsZero() {
+			out[string(p.UID)] = p.Name
+		}
+	}
+	return out
+}
+
+func sameUIDs(a, b map[string]string) bool {
+	for uid := range a {
+		if _, ok := b[uid]; !ok {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func clusterEvents(t *testing.T, ns, cluster, reason string) int {
+	var events eventsv1.EventList
+	if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range events.Items {
+		if e.Reason == reason && e.Regarding.Kind == "EtcdCluster" && e.Regarding.Name == cluster {
+			n++
+		}
+	}
+	return n
+}
