@@ -24,9 +24,9 @@ const (
 	TrustKeyClientCA = "client-ca.crt"
 	TrustKeyPeerCA   = "peer-ca.crt"
 	// TrustVolume is the member Pod's volume of its trust bundle ConfigMap.
-	TrustVolume = "tls-trust"
-	containerName    = "etcd"
-	nonRootID        = 65532
+	TrustVolume   = "tls-trust"
+	containerName = "etcd"
+	nonRootID     = 65532
 	// HostnameTopologyKey spreads members over nodes by default.
 	HostnameTopologyKey = "kubernetes.io/hostname"
 	// terminationGracePeriod leaves etcd time to step down as leader and flush, without

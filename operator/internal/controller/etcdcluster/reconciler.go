@@ -163,8 +163,8 @@ type clusterState struct {
 	// trustBundle is the ConfigMap of the CAs members trust (syncTrust); empty without TLS
 	// Secrets, or while a source Secret is not issued yet.
 	trustBundle string
-	auth               authState
-	err                error
+	auth        authState
+	err         error
 }
 
 func (r *Reconciler) event(obj client.Object, eventType, reason, action, format string, args ...any) {

@@ -5,6 +5,7 @@ package e2eutil
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"testing"
@@ -140,4 +141,44 @@ func WaitConvergedWith(t testing.TB, c *framework.Cluster, ns, name string, n in
 			return cli.MemberList(ctx)
 		})
 	})
+}
+
+// FollowingTLSConfig is a client that follows the operator's active TLS material on every
+// handshake, as a client of a cluster whose CA rotates should: it trusts the client plane's
+// current bundle (the active server Secret's ca.crt) and presents the active operator-client
+// certificate, so it changes certificate only when every member already trusts the new one.
+func FollowingTLSConfig(t testing.TB, c *framework.Cluster, ns, cluster string) *tls.Config {
+	read := func(name string) (map[string][]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s := &corev1.Secret{}
+		err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)
+		return s.Data, err
+	}
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// Verification happens in VerifyConnection against the bundle current at the handshake.
+		InsecureSkipVerify: true, //nolint:gosec // verified below
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			server, err := read(pki.ActiveServerSecretName(cluster))
+			if err != nil {
+				return err
+			}
+			roots, inter := x509.NewCertPool(), x509.NewCertPool()
+			roots.AppendCertsFromPEM(server[pki.KeyCA])
+			for _, ic := range cs.PeerCertificates[1:] {
+				inter.AddCert(ic)
+			}
+			_, err = cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: cs.ServerName})
+			return err
+		},
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			data, err := read(pki.ActiveOperatorClientSecretName(cluster))
+			if err != nil {
+				return nil, err
+			}
+			pair, err := tls.X509KeyPair(data[pki.KeyCert], data[pki.KeyKey])
+			return &pair, err
+		},
+	}
 }

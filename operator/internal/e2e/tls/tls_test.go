@@ -58,6 +58,7 @@ func TestTLS(t *testing.T) {
 	t.Run("LeafRenewalWithoutRestart", func(t *testing.T) { testLeafRenewal(t, c, ns, "etcd") })
 	t.Run("CertificateTemplateEdit", func(t *testing.T) { testTemplateEdit(t, c, ns, "etcd") })
 	t.Run("Scale3To5To3", func(t *testing.T) { testScaleWithTLS(t, c, ns, "etcd") })
+	t.Run("CARotationUnderWrites", func(t *testing.T) { testCARotation(t, c, ns, "etcd") })
 }
 
 // testMutualTLS: a 3-member cluster with cert-manager on both planes and an operator-client

@@ -1,0 +1,110 @@
+//go:build e2e
+
+package tls
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/trust"
+)
+
+// rotationTimeout bounds a whole CA rotation: cert-manager re-issues four certificates, and the
+// operator rolls every member twice (widen, narrow).
+const rotationTimeout = 5 * time.Minute
+
+// testCARotation rotates the CA behind the cluster's Issuer while a client writes continuously:
+// cert-manager renews the CA Certificate (a new key), then re-issues the three leaf Certificates
+// from the new CA, as `cmctl renew` would. The operator must widen every member's trust, serve
+// the new leaves, and narrow the trust to the new CA; every write must succeed.
+func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
+	before := podIdentities(t, c, ns, cluster)
+	cli := e2eutil.TLSEtcdClient(t, c, ns, cluster, e2eutil.FollowingTLSConfig(t, c, ns, cluster))
+	w := e2eutil.StartWriter(cli, "ca-rotation")
+	e2eutil.WaitFor(t, time.Minute, "the writer's first writes", func() bool { return w.Acked() > 10 })
+
+	oldCA := secret(t, c, ns, "etcd-ca")[pki.KeyCert]
+	start := time.Now()
+	triggerRenewal(t, c, ns, "etcd-ca")
+	var newCA []byte
+	e2eutil.WaitFor(t, issueTimeout, "a new CA", func() bool {
+		newCA = secret(t, c, ns, "etcd-ca")[pki.KeyCert]
+		return !bytes.Equal(newCA, oldCA)
+	})
+	for _, name := range []string{pki.ServerCertificateName(cluster), pki.OperatorClientCertificateName(cluster), pki.PeerCertificateName(cluster)} {
+		triggerRenewal(t, c, ns, name)
+	}
+	took := e2eutil.WaitFor(t, rotationTimeout, "every member serving and trusting only the new CA", func() bool {
+		return rotatedTo(t, c, ns, cluster, newCA)
+	})
+	acked, failed, errs := w.Stop()
+	e2eutil.VerifyWrites(t, cli, "ca-rotation", acked)
+	t.Logf("CA rotation: %s from the CA renewal to every member trusting only the new CA; %d writes acknowledged, %d failed attempts %v",
+		took.Round(time.Millisecond), acked, failed, errs)
+	if failed != 0 {
+		t.Errorf("%d writes failed during the CA rotation (last errors %v), want none", failed, errs)
+	}
+	after := podIdentities(t, c, ns, cluster)
+	for name, id := range before {
+		if after[name] == id {
+			t.Errorf("member %s was not restarted: its trust bundle cannot have changed", name)
+		}
+	}
+	for _, reason := range []string{v1alpha2.ReasonTrustWidened, v1alpha2.ReasonCertificateApplied, v1alpha2.ReasonTrustNarrowed} {
+		if e2eutil.FindEvent(t, c, ns, cluster, reason) == nil {
+			t.Errorf("no %s Event on the cluster", reason)
+		}
+	}
+	t.Logf("rotation took %s in all", time.Since(start).Round(time.Millisecond))
+}
+
+// rotatedTo: the active Secrets serve leaves of ca and trust only ca, and every member's Pod is
+// Ready with a trust bundle of ca alone.
+func rotatedTo(t *testing.T, c *framework.Cluster, ns, cluster string, ca []byte) bool {
+	want := trust.Merge(nil, ca)
+	for _, name := range []string{pki.ActiveServerSecretName(cluster), pki.ActiveOperatorClientSecretName(cluster), pki.ActivePeerSecretName(cluster)} {
+		s := secret(t, c, ns, name)
+		if !bytes.Equal(s[pki.KeyCA], want) || !trust.Verifies(want, s[pki.KeyCert], time.Now()) {
+			return false
+		}
+	}
+	ms := e2eutil.Members(t, c, ns, cluster)
+	for _, m := range ms {
+		pod := e2eutil.Pod(t, c, ns, m.Name)
+		if pod == nil || !pod.DeletionTimestamp.IsZero() || !e2eutil.PodReady(pod) {
+			return false
+		}
+		for _, v := range pod.Spec.Volumes {
+			if v.Name != resources.TrustVolume {
+				continue
+			}
+			cm := &corev1.ConfigMap{}
+			if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, cm); err != nil {
+				return false
+			}
+			if cm.Data[resources.TrustKeyClientCA] != string(want) || cm.Data[resources.TrustKeyPeerCA] != string(want) {
+				return false
+			}
+		}
+	}
+	return e2eutil.GetCluster(t, c, ns, cluster).Status.Rollout == nil
+}
+
+func secret(t *testing.T, c *framework.Cluster, ns, name string) map[string][]byte {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Data
+}
