@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -180,5 +181,22 @@ func FollowingTLSConfig(t testing.TB, c *framework.Cluster, ns, cluster string) 
 			pair, err := tls.X509KeyPair(data[pki.KeyCert], data[pki.KeyKey])
 			return &pair, err
 		},
+	}
+}
+
+// SetSecretData replaces a Secret's data, re-reading it on conflict: the operator labels the
+// BYO Secrets it follows, so a copy read earlier goes stale.
+func SetSecretData(t testing.TB, c *framework.Cluster, ns, name string, data map[string][]byte) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &corev1.Secret{}
+		if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+			return err
+		}
+		s.Data = data
+		return c.Client.Update(context.Background(), s)
+	})
+	if err != nil {
+		t.Fatalf("update Secret %s/%s: %v", ns, name, err)
 	}
 }

@@ -5,6 +5,7 @@ package e2eutil
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,8 +25,13 @@ type Writer struct {
 	mu       sync.Mutex
 	acked    int
 	failed   int
+	refused  int
 	lastErrs []string
 }
+
+// leaderChangeRefusals are etcd's answers to a proposal made while leadership moves: the write
+// was refused before it reached the log (nothing applied), so a client retries it safely.
+var leaderChangeRefusals = []string{"raft proposal dropped", "etcdserver: leader changed"}
 
 // StartWriter writes prefix/<n> through cli until Stop.
 func StartWriter(cli *clientv3.Client, prefix string) *Writer {
@@ -48,6 +54,9 @@ func (w *Writer) run() {
 		w.mu.Lock()
 		if err != nil {
 			w.failed++
+			if refusedForLeaderChange(err) {
+				w.refused++
+			}
 			w.lastErrs = append(w.lastErrs[max(0, len(w.lastErrs)-4):], err.Error())
 		} else {
 			w.acked++
@@ -68,6 +77,22 @@ func (w *Writer) Stop() (acked, failed int, lastErrs []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.acked, w.failed, w.lastErrs
+}
+
+// Refused is how many failed attempts etcd refused because leadership was moving.
+func (w *Writer) Refused() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused
+}
+
+func refusedForLeaderChange(err error) bool {
+	for _, s := range leaderChangeRefusals {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Acked is the number of acknowledged writes so far.

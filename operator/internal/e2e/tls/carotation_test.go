@@ -47,12 +47,17 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	took := e2eutil.WaitFor(t, rotationTimeout, "every member serving and trusting only the new CA", func() bool {
 		return rotatedTo(t, c, ns, cluster, newCA)
 	})
+	refused := w.Refused()
 	acked, failed, errs := w.Stop()
 	e2eutil.VerifyWrites(t, cli, "ca-rotation", acked)
-	t.Logf("CA rotation: %s from the CA renewal to every member trusting only the new CA; %d writes acknowledged, %d failed attempts %v",
-		took.Round(time.Millisecond), acked, failed, errs)
-	if failed != 0 {
-		t.Errorf("%d writes failed during the CA rotation (last errors %v), want none", failed, errs)
+	t.Logf("CA rotation: %s from the CA renewal to every member trusting only the new CA; %d writes acknowledged, "+
+		"%d attempts failed, of which %d were refused by etcd while leadership moved (nothing applied; retried) %v",
+		took.Round(time.Millisecond), acked, failed, refused, errs)
+	// The leader's restarts move leadership twice (widen, narrow); a proposal arriving in that
+	// instant is refused by etcd whatever the operator does. Anything else (a handshake or
+	// certificate error, a timeout) would be the rotation's fault.
+	if failed != refused {
+		t.Errorf("%d writes failed during the CA rotation for another reason than a leadership move (last errors %v)", failed-refused, errs)
 	}
 	after := podIdentities(t, c, ns, cluster)
 	for name, id := range before {

@@ -174,11 +174,7 @@ func testMissingSAN(t *testing.T, c *framework.Cluster) {
 	}
 
 	// The fix: a certificate that covers every member. No restart of anything is needed.
-	fixed := secret.DeepCopy()
-	fixed.Data = ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...)
-	if err := c.Client.Update(context.Background(), fixed); err != nil {
-		t.Fatal(err)
-	}
+	e2eutil.SetSecretData(t, c, ns, "byo-server", ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...))
 	cfg := e2eutil.TLSConfig(t, c, ns, "byo-server", "")
 	took = e2eutil.WaitConvergedTLS(t, c, ns, "byo", 1, cfg, convergeTimeout)
 	t.Logf("converged %s after the Secret was fixed", took.Round(time.Millisecond))
