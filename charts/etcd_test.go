@@ -36,7 +36,7 @@ tls:
   mode: issuers
   issuers:
     server: {name: aws-pca, kind: AWSPCAClusterIssuer, group: awspca.cert-manager.io}
-    operatorClient: {name: platform-ca, kind: ClusterIssuer}
+    operatorClient: {name: platform-ca, kind: ClusterIssuer, group: cert-manager.io}
     peer: {name: peer-ca, group: cert-manager.io}
     certificateTemplate: {duration: 2160h, renewBefore: 360h, privateKey: {algorithm: RSA, size: 3072}}
 `},
