@@ -31,6 +31,15 @@ tls:
     server: {name: platform-ca, kind: ClusterIssuer}
     peer: {name: peer-ca}
 `},
+	{name: "tls-issuers-external", values: `
+tls:
+  mode: issuers
+  issuers:
+    server: {name: aws-pca, kind: AWSPCAClusterIssuer, group: awspca.cert-manager.io}
+    operatorClient: {name: platform-ca, kind: ClusterIssuer, group: cert-manager.io}
+    peer: {name: peer-ca, group: cert-manager.io}
+    certificateTemplate: {duration: 2160h, renewBefore: 360h, privateKey: {algorithm: RSA, size: 3072}}
+`},
 	{name: "tls-secrets", values: `tls: {mode: secrets, secrets: {server: s, operatorClient: c, peer: p}}`},
 	{name: "memory-medium", values: `storage: {medium: Memory, size: 512Mi, storageClassName: fast}`},
 	{name: "storage-class-empty", values: `storage: {storageClassName: "-", size: 10Gi}`},
@@ -93,6 +102,10 @@ var etcdRejects = []rejectCase{
 	{name: "auth without secret", values: `auth: {enabled: true}`, wantErr: []string{"auth.rootCredentialsSecretName"}},
 	{name: "auth over plaintext", values: `{auth: {enabled: true, rootCredentialsSecretName: r}, tls: {mode: none}}`, wantErr: []string{"auth.enabled needs TLS"}},
 	{name: "issuers without server", values: `tls: {mode: issuers}`, wantErr: []string{"tls.issuers.server.name"}},
+	{name: "external issuer kind without group", values: `tls: {mode: issuers, issuers: {server: {name: x}, peer: {name: p, kind: AWSPCAClusterIssuer}}}`, wantErr: []string{"tls.issuers.peer.kind", "set tls.issuers.peer.group"}},
+	{name: "issuer group not a DNS name", values: `tls: {issuers: {server: {group: Not_A_Group}}}`, wantErr: []string{"/tls/issuers/server/group", "does not match pattern"}},
+	{name: "issuer kind not a kind", values: `tls: {issuers: {operatorClient: {kind: "Cluster Issuer"}}}`, wantErr: []string{"/tls/issuers/operatorClient/kind", "does not match pattern"}},
+	{name: "certificate duration in days", values: `tls: {issuers: {certificateTemplate: {duration: 90d}}}`, wantErr: []string{"/tls/issuers/certificateTemplate/duration", "does not match pattern"}},
 	{name: "secrets without peer", values: `tls: {mode: secrets, secrets: {server: s, operatorClient: c}}`, wantErr: []string{"tls.secrets.peer"}},
 	{name: "s3 restore without key", values: `bootstrap: {restore: {source: s3, s3: {endpoint: e, bucket: b, credentialsSecretName: c}}}`, wantErr: []string{"bootstrap.restore.s3"}},
 }

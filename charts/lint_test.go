@@ -17,7 +17,10 @@ func TestHelmLintStrict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, chart := range []string{etcdChart, operatorChart} {
+	// The Cozystack packages are charts too (their Makefiles' lint target runs the same lint).
+	packages := []string{"../packages/system/etcd-operator-crds", "../packages/system/etcd-operator",
+		"../packages/extra/etcd", "../packages/system/etcd-rd"}
+	for _, chart := range append([]string{etcdChart, operatorChart}, packages...) {
 		t.Run(chart, func(t *testing.T) {
 			res := lint.RunAll(chart, nil, "ns", lint.WithKubeVersion(kv))
 			for _, m := range res.Messages {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -96,6 +97,16 @@ func checkDeployment(t *testing.T, ms []chartrender.Manifest) *appsv1.Deployment
 	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot ||
 		sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 {
 		t.Errorf("manager Pod is not Restricted: pod %+v container %+v", pod.SecurityContext, sc)
+	}
+	// The token goes only where it is needed: the manager's Pod, not every Pod of the account.
+	sa := &corev1.ServiceAccount{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(one(t, ms, "ServiceAccount").Object, sa, true); err != nil {
+		t.Fatal(err)
+	}
+	if pod.ServiceAccountName != sa.Name || pod.AutomountServiceAccountToken == nil || !*pod.AutomountServiceAccountToken ||
+		sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
+		t.Errorf("want the token mounted by the manager Pod only (ServiceAccount %s automount %v, Pod of %s automount %v)",
+			sa.Name, sa.AutomountServiceAccountToken, pod.ServiceAccountName, pod.AutomountServiceAccountToken)
 	}
 	return d
 }

@@ -231,11 +231,12 @@ func writeApplicationDefinition(root string) error {
 		return err
 	}
 	read := func(p string) ([]byte, error) { return os.ReadFile(filepath.Join(root, p)) }
-	schema, err := read(etcdChart + "/values.schema.json")
+	// The package's (written by syncTenant): the chart's with the package's own defaults.
+	schema, err := read(tenantPackage + "/values.schema.json")
 	if err != nil {
 		return err
 	}
-	values, err := read(etcdChart + "/values.yaml")
+	values, err := read(tenantPackage + "/values.yaml")
 	if err != nil {
 		return err
 	}

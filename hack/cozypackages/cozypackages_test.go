@@ -73,9 +73,14 @@ func TestRunOnACopy(t *testing.T) {
 	}
 	// copyTree refuses the package's own (reserved-prefix) templates; copy them by hand.
 	own, _ := filepath.Glob(filepath.Join(repo, tenantPackage, "templates", ownPrefix+"*"))
+	own = append(own, filepath.Join(repo, tenantPackage, tenantDefaultsFile))
 	for _, f := range own {
-		raw, _ := os.ReadFile(f)
-		mustWrite(t, filepath.Join(root, tenantPackage, "templates", filepath.Base(f)), raw)
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repo, f)
+		mustWrite(t, filepath.Join(root, rel), raw)
 	}
 	mustWrite(t, filepath.Join(root, tenantPackage, "templates", "removed-from-chart.yaml"), []byte("stale"))
 	if err := run(root); err != nil {
@@ -112,6 +117,10 @@ func TestRunOnACopy(t *testing.T) {
 	props, _ := schema["properties"].(map[string]any)
 	if props["replicas"] == nil || props["_cluster"] != nil {
 		t.Errorf("openAPISchema must hold the chart's values and not Cozystack's own keys; has %d properties", len(props))
+	}
+	ds, _ := props["dataStore"].(map[string]any)["properties"].(map[string]any)["enabled"].(map[string]any)
+	if ds["default"] != true {
+		t.Errorf("openAPISchema default of dataStore.enabled is %v, want the package's true", ds["default"])
 	}
 	if def.Spec.Dashboard.Icon == "" || !def.Spec.Dashboard.Module || def.Spec.Release.ChartRef.Kind != "ExternalArtifact" {
 		t.Errorf("dashboard metadata incomplete: %+v", def.Spec.Dashboard)

@@ -14,7 +14,8 @@
 //     the app's spec there), which a subchart cannot receive, so the chart's templates and values
 //     are copied into the package itself, beside the package's own cozystack-* templates. Its
 //     values.schema.json is the chart's plus the _namespace/_cluster keys that Cozystack merges in
-//     from the cozystack-values Secret.
+//     from the cozystack-values Secret. The package's own cozystack-defaults.yaml overrides chart
+//     defaults (in values.yaml and the schemas' defaults) where Cozystack needs other ones.
 //   - system/etcd-rd: the ApplicationDefinition, with the openAPISchema taken from the chart's
 //     values.schema.json and the icon from extra/etcd/logos.
 //

@@ -52,6 +52,17 @@ func TestTenantPackageRendersForCozystack(t *testing.T) {
 	if got, _, _ := unstructured.NestedInt64(wm[0].Object, "spec", "minReplicas"); got != 2 {
 		t.Errorf("minReplicas of 3 members is %d, want 2 (a majority)", got)
 	}
+	// The package's own defaults (cozystack-defaults.yaml): the kubernetes app needs a DataStore
+	// named after the tenant namespace, and the network policy admits Kamaji by the service label.
+	if ds := k["DataStore"]; len(ds) != 1 || ds[0].GetName() != "tenant-a" {
+		t.Errorf("want the DataStore tenant-a, got %d DataStores", len(ds))
+	}
+	if len(k["VerticalPodAutoscaler"]) != 1 {
+		t.Errorf("want a VerticalPodAutoscaler, got kinds %v", keys(k))
+	}
+	if l, _, _ := unstructured.NestedString(k["EtcdCluster"][0].Object, "spec", "additionalMetadata", "labels", "cozystack.io/service"); l != "etcd" {
+		t.Errorf("EtcdCluster additionalMetadata label cozystack.io/service=%q, want etcd", l)
+	}
 }
 
 func TestTenantPackageGuards(t *testing.T) {

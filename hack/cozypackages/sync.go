@@ -133,6 +133,14 @@ func syncTenant(root string) error {
 	if err != nil {
 		return err
 	}
+	overrides, err := os.ReadFile(filepath.Join(pkg, tenantDefaultsFile))
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	values, set, err := applyDefaults(values, overrides)
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", tenantPackage, tenantDefaultsFile, err)
+	}
 	if err := writeFile(filepath.Join(pkg, "values.yaml"), values); err != nil {
 		return err
 	}
@@ -143,6 +151,9 @@ func syncTenant(root string) error {
 	merged, err := tenantSchema(schema)
 	if err != nil {
 		return fmt.Errorf("%s/values.schema.json: %w", etcdChart, err)
+	}
+	if merged, err = withDefaults(merged, set); err != nil {
+		return fmt.Errorf("%s/%s: %w", tenantPackage, tenantDefaultsFile, err)
 	}
 	if err := writeFile(filepath.Join(pkg, "values.schema.json"), merged); err != nil {
 		return err

@@ -25,7 +25,7 @@ const (
 
 // ThirdPartyCRDPaths lists the CRD files and folders envtest installs besides ours (which
 // testenv.Start always installs): cert-manager's and VPA's from their modules, then the generated
-// fixtures (Flux, monitoring, Kamaji; see internal/testenv/crds).
+// fixtures (Flux, monitoring, Kamaji, VictoriaMetrics; see internal/testenv/crds).
 func ThirdPartyCRDPaths() ([]string, error) {
 	cm, err := ModuleDir(certManagerModule)
 	if err != nil {
@@ -41,6 +41,7 @@ func ThirdPartyCRDPaths() ([]string, error) {
 		testenv.FixtureCRDDir("flux"),
 		testenv.FixtureCRDDir("monitoring"),
 		testenv.FixtureCRDDir("kamaji"),
+		testenv.FixtureCRDDir("victoriametrics"),
 	}
 	for _, p := range paths {
 		if _, err := os.Stat(p); err != nil {

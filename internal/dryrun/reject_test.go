@@ -56,6 +56,16 @@ apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata: {name: s}
 spec: {selector: {}, endpoint: [{port: metrics}]}`, `endpoint`},
+		"VMServiceScrape with a misspelt endpoint field": {`
+apiVersion: operator.victoriametrics.com/v1beta1
+kind: VMServiceScrape
+metadata: {name: s}
+spec: {selector: {}, endpoints: [{port: metrics, intervall: 30s}]}`, `intervall`},
+		"VMServiceScrape without endpoints": {`
+apiVersion: operator.victoriametrics.com/v1beta1
+kind: VMServiceScrape
+metadata: {name: s}
+spec: {selector: {matchLabels: {a: b}}}`, `endpoints`},
 		"EtcdCluster with negative replicas": {`
 apiVersion: etcd-operator.cozystack.io/v1alpha2
 kind: EtcdCluster
@@ -86,11 +96,11 @@ spec: {driver: etcd, endpoints: ["a:2379"]}`, `cluster-scoped`},
 
 func TestUnvalidatedKindsAreSkippedNotPassed(t *testing.T) {
 	res := env.Apply(context.Background(), "skips", []*unstructured.Unstructured{obj(t, `
-apiVersion: operator.victoriametrics.com/v1beta1
-kind: VMServiceScrape
-metadata: {name: s}
-spec: {endpoints: [{port: metrics}]}`)})
-	if res[0].Err != nil || !strings.Contains(res[0].Skipped, "module proxy") {
+apiVersion: cozystack.io/v1alpha1
+kind: WorkloadMonitor
+metadata: {name: w}
+spec: {replicas: 3}`)})
+	if res[0].Err != nil || !strings.Contains(res[0].Skipped, "Cozystack publishes no") {
 		t.Fatalf("got %q, want skipped with the reason", res[0])
 	}
 	if got := Summary(res); !strings.Contains(got, "0 accepted, 0 rejected, 1 skipped") {

@@ -58,6 +58,15 @@ etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
 {{- if and (eq $v.tls.mode "issuers") (not $v.tls.issuers.server.name) }}
 {{- fail "tls.mode=issuers needs tls.issuers.server.name" }}
 {{- end }}
+{{- if eq $v.tls.mode "issuers" }}
+{{- range $role := list "server" "operatorClient" "peer" }}
+{{- $ref := get $v.tls.issuers $role }}
+{{- /* The API's CEL rule on issuerRef, caught here with the value's name. */}}
+{{- if and (has ($ref.group | default "cert-manager.io") (list "cert-manager.io")) (not (has $ref.kind (list "Issuer" "ClusterIssuer"))) }}
+{{- fail (printf "tls.issuers.%s.kind %q: cert-manager.io issuers are Issuer or ClusterIssuer; set tls.issuers.%s.group to name an external issuer of another kind" $role $ref.kind $role) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if eq $v.tls.mode "secrets" }}
 {{- if not $v.tls.secrets.server }}{{ fail "tls.mode=secrets needs tls.secrets.server" }}{{ end }}
 {{- if and $v.tls.clientAuth (not $v.tls.secrets.operatorClient) }}{{ fail "tls.mode=secrets with tls.clientAuth needs tls.secrets.operatorClient" }}{{ end }}

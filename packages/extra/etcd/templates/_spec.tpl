@@ -27,10 +27,13 @@ bootstrap:
 {{- end }}
 {{- end -}}
 
-{{- /* An IssuerReference from {name, kind}. */ -}}
+{{- /* An IssuerReference from {name, kind, group}; group only when set (empty is cert-manager.io). */ -}}
 {{- define "etcd.issuerRef" -}}
 name: {{ .name }}
 kind: {{ .kind | default "Issuer" }}
+{{- with get . "group" }}
+group: {{ . }}
+{{- end }}
 {{- end -}}
 
 {{- /* spec.tls for tls.mode: Secrets the chart's Certificates fill, the chart's or the user's issuers
@@ -96,6 +99,30 @@ tls:
       {{- if and $t.pki.privateKey.size (ne $t.pki.privateKey.algorithm "Ed25519") }}
       size: {{ $t.pki.privateKey.size }}
       {{- end }}
+  {{- end }}
+  {{- with and (eq $t.mode "issuers") (include "etcd.issuersCertificateTemplate" . | trim) }}
+  certificateTemplate:
+    {{- . | nindent 4 }}
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- /* issuers mode: spec.tls.certificateTemplate from the fields that are set; nothing when none is. */ -}}
+{{- define "etcd.issuersCertificateTemplate" -}}
+{{- $ct := .Values.tls.issuers.certificateTemplate }}
+{{- with $ct.duration }}
+duration: {{ . }}
+{{- end }}
+{{- with $ct.renewBefore }}
+renewBefore: {{ . }}
+{{- end }}
+{{- if or $ct.privateKey.algorithm $ct.privateKey.size }}
+privateKey:
+  {{- with $ct.privateKey.algorithm }}
+  algorithm: {{ . }}
+  {{- end }}
+  {{- with $ct.privateKey.size }}
+  size: {{ . }}
   {{- end }}
 {{- end }}
 {{- end -}}

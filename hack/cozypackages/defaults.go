@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// tenantDefaultsFile is the tenant package's own file of the values in which the Cozystack app
+// differs from charts/etcd (e.g. a Kamaji DataStore by default, as Cozystack's own etcd app
+// renders one). The Tenant's HelmRelease passes no values of its own, so a setting Cozystack
+// needs must be a default of the package.
+const tenantDefaultsFile = ownPrefix + "defaults.yaml"
+
+// override is one value the package sets over the chart's default.
+type override struct {
+	path  []string
+	value any
+}
+
+// applyDefaults sets each leaf of overrides in the values.yaml source, keeping its comments (the
+// @param annotations among them), and returns the result and the leaves set. A key the chart does
+// not have is an error, so a renamed chart value cannot drop an override silently.
+func applyDefaults(values, overrides []byte) ([]byte, []override, error) {
+	var doc, over yamlv3.Node
+	if err := yamlv3.Unmarshal(values, &doc); err != nil {
+		return nil, nil, fmt.Errorf("values: %w", err)
+	}
+	if err := yamlv3.Unmarshal(overrides, &over); err != nil {
+		return nil, nil, fmt.Errorf("defaults: %w", err)
+	}
+	if len(over.Content) == 0 {
+		return values, nil, nil
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yamlv3.MappingNode || over.Content[0].Kind != yamlv3.MappingNode {
+		return nil, nil, fmt.Errorf("values and defaults must both be mappings")
+	}
+	var set []override
+	if err := mergeInto(doc.Content[0], over.Content[0], nil, &set); err != nil {
+		return nil, nil, err
+	}
+	var b bytes.Buffer
+	enc := yamlv3.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, nil, err
+	}
+	// The encoder drops blank lines; put back the one before each section heading.
+	out := strings.ReplaceAll(b.String(), "\n## @section", "\n\n## @section")
+	return []byte(out), set, nil
+}
+
+// mergeInto replaces, in dst, the value of every leaf of src; a non-empty mapping in src is
+// descended into, anything else (a scalar, a list, an empty or a new mapping) replaces dst's.
+func mergeInto(dst, src *yamlv3.Node, path []string, set *[]override) error {
+	for i := 0; i+1 < len(src.Content); i += 2 {
+		key, val := src.Content[i].Value, src.Content[i+1]
+		p := append(append([]string{}, path...), key)
+		target := lookup(dst, key)
+		if target == nil {
+			return fmt.Errorf("defaults set %s, which charts/etcd/values.yaml does not have", strings.Join(p, "."))
+		}
+		if val.Kind == yamlv3.MappingNode && len(val.Content) > 0 && target.Kind == yamlv3.MappingNode && len(target.Content) > 0 {
+			if err := mergeInto(target, val, p, set); err != nil {
+				return err
+			}
+			continue
+		}
+		var v any
+		if err := val.Decode(&v); err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(p, "."), err)
+		}
+		head, line := target.HeadComment, target.LineComment
+		*target = *val
+		target.HeadComment, target.LineComment = head, line
+		*set = append(*set, override{path: p, value: v})
+	}
+	return nil
+}
+
+func lookup(m *yamlv3.Node, key string) *yamlv3.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// withDefaults sets the schema's default of each override, so the dashboard's form (built from
+// the same schema) shows what the package really does.
+func withDefaults(schema []byte, set []override) ([]byte, error) {
+	s, props, err := parseSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range set {
+		node := map[string]any{"properties": props}
+		for _, k := range o.path {
+			next, ok := node["properties"].(map[string]any)[k].(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("values schema has no %s", strings.Join(o.path, "."))
+			}
+			node = next
+		}
+		node["default"] = o.value
+	}
+	return encode(s, "  ")
+}
