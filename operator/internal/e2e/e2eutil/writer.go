@@ -57,7 +57,7 @@ func (w *Writer) run() {
 			if refusedForLeaderChange(err) {
 				w.refused++
 			}
-			w.lastErrs = append(w.lastErrs[max(0, len(w.lastErrs)-4):], err.Error())
+			w.lastErrs = append(w.lastErrs[max(0, len(w.lastErrs)-4):], fmt.Sprintf("%s %v", time.Now().Format("15:04:05.000"), err))
 		} else {
 			w.acked++
 			n++
