@@ -73,6 +73,27 @@ func TLSEtcdClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls
 	return cli
 }
 
+// TLSMembersClient talks to every member of the cluster directly over https with cfg, the way
+// kube-apiserver is configured (--etcd-servers lists each member): a restarted member's
+// requests move to the others at once instead of waiting for the Service to drop its Pod.
+func TLSMembersClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls.Config) *clientv3.Client {
+	t.Helper()
+	var endpoints []string
+	for _, m := range Members(t, c, ns, name) {
+		endpoints = append(endpoints, "https://"+resources.MemberHost(m.Name, name, ns)+":2379")
+	}
+	dial := ClusterDialer(c)
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: cfg,
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
 // TLSEtcdClientAs is TLSEtcdClient logged in as user (no user: anonymous). clientv3 logs in
 // while it is built, so a refused password is the returned error.
 func TLSEtcdClientAs(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {

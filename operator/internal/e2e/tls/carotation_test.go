@@ -31,7 +31,9 @@ const rotationTimeout = 5 * time.Minute
 // the new leaves, and narrow the trust to the new CA; every write must succeed.
 func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	before := podIdentities(t, c, ns, cluster)
-	cli := e2eutil.TLSEtcdClient(t, c, ns, cluster, e2eutil.FollowingTLSConfig(t, c, ns, cluster))
+	// A client as kube-apiserver is configured: every member's URL, TLS material that follows the
+	// operator's active Secrets.
+	cli := e2eutil.TLSMembersClient(t, c, ns, cluster, e2eutil.FollowingTLSConfig(t, c, ns, cluster))
 	w := e2eutil.StartWriter(cli, "ca-rotation")
 	e2eutil.WaitFor(t, time.Minute, "the writer's first writes", func() bool { return w.Acked() > 10 })
 
