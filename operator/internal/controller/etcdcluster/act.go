@@ -66,7 +66,7 @@ func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
 }
 
 // newMember is a member created from the cluster's current template.
-func newMember(c *v1alpha2.EtcdCluster, token string, seed bool) *v1alpha2.EtcdMember {
+func newMember(c *v1alpha2.EtcdCluster, token string, seed, clientTLSServing bool) *v1alpha2.EtcdMember {
 	m := &v1alpha2.EtcdMember{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: c.Name + "-", Namespace: c.Namespace,
@@ -77,17 +77,18 @@ func newMember(c *v1alpha2.EtcdCluster, token string, seed bool) *v1alpha2.EtcdM
 			ClusterName: c.Name, Bootstrap: seed, ClusterToken: token, Replicas: ptr.To[int32](1), Restore: seedRestore(c, seed),
 		},
 	}
-	applyTemplate(c, &m.Spec)
+	applyTemplate(c, &m.Spec, clientTLSServing)
 	return m
 }
 
 // applyTemplate copies the cluster's member template into a member's spec: everything a
 // member's Pod is built from, and nothing of its identity (name, seed, initial cluster).
-func applyTemplate(c *v1alpha2.EtcdCluster, spec *v1alpha2.EtcdMemberSpec) {
+// clientTLSServing is status.clientTLSServing as this pass latched it.
+func applyTemplate(c *v1alpha2.EtcdCluster, spec *v1alpha2.EtcdMemberSpec, clientTLSServing bool) {
 	s := c.Spec
 	spec.Version, spec.Storage, spec.Resources = s.Version, s.Storage, s.Resources
 	spec.AdditionalMetadata, spec.Affinity, spec.TopologySpreadConstraints = s.AdditionalMetadata, s.Affinity, s.TopologySpreadConstraints
-	spec.Options, spec.ImagePullSecrets, spec.TLS = s.Options, s.ImagePullSecrets, memberTLS(c)
+	spec.Options, spec.ImagePullSecrets, spec.TLS = s.Options, s.ImagePullSecrets, memberTLS(c, clientTLSServing)
 	spec.NodeSelector, spec.Tolerations = s.NodeSelector, s.Tolerations
 	spec.PriorityClassName, spec.ImageRepository = s.PriorityClassName, s.ImageRepository
 }
@@ -107,8 +108,9 @@ func seedRestore(c *v1alpha2.EtcdCluster, seed bool) *v1alpha2.RestoreSpec {
 }
 
 // memberTLS passes the Secret names a member's Pod mounts: the BYO Secrets, or those of the
-// Certificates the operator emits (pki.ServerSecretName, pki.PeerSecretName).
-func memberTLS(c *v1alpha2.EtcdCluster) *v1alpha2.MemberTLS {
+// Certificates the operator emits (pki.ServerSecretName, pki.PeerSecretName). Until every member
+// serves client TLS (clientTLSServing), members keep a plaintext listener beside it.
+func memberTLS(c *v1alpha2.EtcdCluster, clientTLSServing bool) *v1alpha2.MemberTLS {
 	t := c.Spec.TLS
 	if t == nil {
 		return nil
@@ -120,6 +122,7 @@ func memberTLS(c *v1alpha2.EtcdCluster) *v1alpha2.MemberTLS {
 			out.ClientServerSecretRef = &corev1.LocalObjectReference{Name: pki.ServerSecretName(c.Name)}
 		}
 		out.ClientMTLS = t.Client.OperatorClientSecretRef != nil || (t.Client.CertManager != nil && t.Client.CertManager.OperatorClientIssuerRef != nil)
+		out.ClientPlaintext = !clientTLSServing
 	}
 	if t.Peer != nil {
 		out.PeerSecretRef = t.Peer.SecretRef
@@ -135,7 +138,7 @@ func memberTLS(c *v1alpha2.EtcdCluster) *v1alpha2.MemberTLS {
 func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 	m := st.memberByName(st.action.Member)
 	if m == nil {
-		m = newMember(st.cluster, st.status.ClusterToken, true)
+		m = newMember(st.cluster, st.status.ClusterToken, true, st.status.ClientTLSServing)
 		if err := r.Client.Create(ctx, m); err != nil {
 			return err
 		}
@@ -153,7 +156,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 // addMember creates a pending member and registers it right away; were the operator to stop
 // in between, the next pass finds the pending member and completes it.
 func (r *Reconciler) addMember(ctx context.Context, st *clusterState) error {
-	m := newMember(st.cluster, st.status.ClusterToken, false)
+	m := newMember(st.cluster, st.status.ClusterToken, false, st.status.ClientTLSServing)
 	if err := r.Client.Create(ctx, m); err != nil {
 		return err
 	}

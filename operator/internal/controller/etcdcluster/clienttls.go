@@ -1,0 +1,87 @@
+package etcdcluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
+)
+
+// Adding spec.tls.client to a running plaintext cluster takes two rolling updates. First every
+// member is restarted into TLS with a plaintext listener beside it on the same port ("both"),
+// while the operator and clients keep reaching members in plaintext. Once every member runs
+// that template, status.clientTLSServing is latched: the operator dials TLS from then on, and
+// the template drops the plaintext listener, which the second rolling update carries out.
+
+// latchClientTLS decides, before the template is synced, whether members still keep their
+// plaintext listener, and latches status.clientTLSServing once every member serves TLS.
+func (r *Reconciler) latchClientTLS(ctx context.Context, st *clusterState) error {
+	c := st.cluster
+	switch {
+	case c.Spec.TLS == nil || c.Spec.TLS.Client == nil:
+		st.status.ClientTLSServing = false
+		return nil
+	case st.status.ClientTLSServing:
+		return nil
+	case topology.AllServeTLSOnly(st.members):
+		// Created with client TLS (or latched by a pass whose status write was lost).
+		st.status.ClientTLSServing = true
+		return nil
+	}
+	if m := plaintextMember(st.members); m != "" {
+		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonEnablingClientTLS, "EnableClientTLS",
+			"spec.tls.client added to a running cluster: members are restarted one at a time to serve TLS beside "+
+				"plaintext on the client port; the operator and clients switch to TLS once all of them do")
+		return nil
+	}
+	if m := notServingBoth(st.members); m != "" {
+		return nil // the rolling update is on its way
+	}
+	// Every member serves TLS: dialing TLS also needs the operator's own client certificate.
+	if _, err := r.TLS.ClientConfig(ctx, c); err != nil {
+		st.clientTLSWait = fmt.Sprintf("every member serves TLS beside plaintext; the operator switches to TLS once it can: %v", err)
+		return nil
+	}
+	st.status.ClientTLSServing = true
+	r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonClientTLSServing, "EnableClientTLS",
+		"every member serves TLS on the client port: the operator dials TLS from now on, and members are restarted "+
+			"one at a time without the plaintext listener")
+	return nil
+}
+
+// plaintextMember names a member whose spec has no client TLS yet ("" if none).
+func plaintextMember(members []v1alpha2.EtcdMember) string {
+	for i := range members {
+		m := &members[i]
+		if m.DeletionTimestamp.IsZero() && (m.Spec.TLS == nil || m.Spec.TLS.ClientServerSecretRef == nil) {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+// notServingBoth names a running member that does not yet serve TLS for sure: its Pod does not
+// run its spec's revision, the member controller has not reported on that spec, or it is not
+// ready ("" if every running member serves TLS). Parked members start with their spec, which
+// already has TLS.
+func notServingBoth(members []v1alpha2.EtcdMember) string {
+	for i := range members {
+		m := &members[i]
+		if !m.DeletionTimestamp.IsZero() || m.Spec.Dormant {
+			continue
+		}
+		s := m.Status
+		if s.CurrentRevision == "" || s.CurrentRevision != s.UpdateRevision || !statusCurrent(m) || !memberReady(m) {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+// dialsTLS: this pass dials the cluster's members with TLS.
+func (st *clusterState) dialsTLS() bool {
+	return topology.DialsTLS(st.cluster.Spec.TLS, st.status.ClientTLSServing, st.members)
+}
