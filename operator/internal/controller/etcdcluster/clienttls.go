@@ -31,13 +31,13 @@ func (r *Reconciler) latchClientTLS(ctx context.Context, st *clusterState) error
 		st.status.ClientTLSServing = true
 		return nil
 	}
-	if m := plaintextMember(st.members); m != "" {
+	if anyPlaintext(st.members) {
 		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonEnablingClientTLS, "EnableClientTLS",
 			"spec.tls.client added to a running cluster: members are restarted one at a time to serve TLS beside "+
 				"plaintext on the client port; the operator and clients switch to TLS once all of them do")
 		return nil
 	}
-	if m := notServingBoth(st.members); m != "" {
+	if !allServeBoth(st.members) {
 		return nil // the rolling update is on its way
 	}
 	// Every member serves TLS: dialing TLS also needs the operator's own client certificate.
@@ -52,22 +52,21 @@ func (r *Reconciler) latchClientTLS(ctx context.Context, st *clusterState) error
 	return nil
 }
 
-// plaintextMember names a member whose spec has no client TLS yet ("" if none).
-func plaintextMember(members []v1alpha2.EtcdMember) string {
+// anyPlaintext: some member's spec has no client TLS yet (the template is about to be synced).
+func anyPlaintext(members []v1alpha2.EtcdMember) bool {
 	for i := range members {
 		m := &members[i]
 		if m.DeletionTimestamp.IsZero() && (m.Spec.TLS == nil || m.Spec.TLS.ClientServerSecretRef == nil) {
-			return m.Name
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
-// notServingBoth names a running member that does not yet serve TLS for sure: its Pod does not
-// run its spec's revision, the member controller has not reported on that spec, or it is not
-// ready ("" if every running member serves TLS). Parked members start with their spec, which
-// already has TLS.
-func notServingBoth(members []v1alpha2.EtcdMember) string {
+// allServeBoth: every running member surely serves TLS: its Pod runs its spec's revision (which
+// has client TLS, anyPlaintext being false), the member controller has reported on that spec,
+// and it is ready. Parked members start with their spec, which already has TLS.
+func allServeBoth(members []v1alpha2.EtcdMember) bool {
 	for i := range members {
 		m := &members[i]
 		if !m.DeletionTimestamp.IsZero() || m.Spec.Dormant {
@@ -75,10 +74,10 @@ func notServingBoth(members []v1alpha2.EtcdMember) string {
 		}
 		s := m.Status
 		if s.CurrentRevision == "" || s.CurrentRevision != s.UpdateRevision || !statusCurrent(m) || !memberReady(m) {
-			return m.Name
+			return false
 		}
 	}
-	return ""
+	return true
 }
 
 // dialsTLS: this pass dials the cluster's members with TLS.
