@@ -31,8 +31,10 @@ const (
 // every member serves TLS (the end of the phase in which members serve both on one port); a
 // TLS writer with the operator-client certificate takes over from there, as clients migrating
 // in that window would. No acknowledged write of either may be lost; failed attempts are
-// reported. At the end every member serves TLS only and refuses plaintext.
-func testEnableClientTLS(t *testing.T, c *framework.Cluster) {
+// reported. The operator is killed and restarted once in the middle of step 1: the change
+// resumes from what the objects record. At the end every member serves TLS only and refuses
+// plaintext.
+func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operator) {
 	ns := e2eutil.NewNamespace(t, c)
 	createCA(t, c, ns)
 	e2eutil.CreateCluster(t, c, ns, "etcd", 3)
@@ -50,16 +52,29 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster) {
 		t.Fatalf("adding spec.tls.client to a running cluster refused: %v", err)
 	}
 
-	// Step 1: every member restarted into TLS beside plaintext; the operator latches.
-	servedBoth := map[string]bool{}
+	// Step 1: every member restarted into TLS beside plaintext; the operator latches. Once
+	// the first member serves both, the operator is killed and started again.
+	servedBoth, killed := map[string]bool{}, false
 	step1 := e2eutil.WaitFor(t, convergeTimeout, "status.clientTLSServing", func() bool {
 		for _, m := range e2eutil.Members(t, c, ns, "etcd") {
 			if p := e2eutil.Pod(t, c, ns, m.Name); p != nil && e2eutil.PodReady(p) && hasArg(p.Spec.Containers[0].Command, listenBoth) {
 				servedBoth[m.Name] = true
 			}
 		}
+		if len(servedBoth) == 1 && !killed {
+			if err := op.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := op.Start(); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
 		return e2eutil.GetCluster(t, c, ns, "etcd").Status.ClientTLSServing
 	})
+	if !killed {
+		t.Error("the operator was not restarted during step 1")
+	}
 	if len(servedBoth) != 3 {
 		t.Errorf("members seen ready with TLS beside plaintext: %v, want all 3", servedBoth)
 	}
