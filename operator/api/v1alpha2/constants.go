@@ -119,6 +119,13 @@ const (
 	// member or chains to no CA of its Secret; the previous certificate stays (Warning Event).
 	ReasonCertificateHeld = "CertificateHeld"
 
+	// ReasonEnablingClientTLS: spec.tls.client was added to a running plaintext cluster; members
+	// are restarted one at a time to serve TLS beside plaintext on the client port (Event).
+	ReasonEnablingClientTLS = "EnablingClientTLS"
+	// ReasonClientTLSServing: every member serves TLS; the operator dials with TLS and members
+	// are restarted once more without the plaintext listener (Event).
+	ReasonClientTLSServing = "ClientTLSServing"
+
 	// EtcdMember reasons.
 	ReasonPodReady            = "PodReady"
 	ReasonPodNotReady         = "PodNotReady"
@@ -171,7 +178,7 @@ const (
 	MsgMemorySizePositive      = "spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
 	MsgMediumImmutable         = "spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"
 	MsgSizeNoShrink            = "spec.storage.size cannot be shrunk"
-	MsgTLSClientImmutable      = "spec.tls.client cannot be added, removed or changed on an existing cluster (enabling client TLS on a running cluster is not supported yet); delete and recreate. spec.tls.certificateTemplate may be changed"
+	MsgTLSClientImmutable      = "spec.tls.client can be added to a running cluster (its members are restarted one at a time into TLS) but not removed or changed; delete and recreate to remove or change it. spec.tls.certificateTemplate may be changed"
 	MsgTLSPeerImmutable        = "spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
 	MsgIssuerKind              = "issuerRef.kind must be Issuer or ClusterIssuer for cert-manager.io issuers; set issuerRef.group to name an external issuer of another kind"
 	MsgRenewBeforeDuration     = "spec.tls.certificateTemplate.renewBefore must be shorter than duration"

@@ -9,7 +9,7 @@ import (
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.replicas) && self.replicas == 0 && has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
 // +kubebuilder:validation:XValidation:rule="!(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory') || quantity(string(self.storage.size)).isGreaterThan(quantity('0'))",message="spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
-// +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.client)) == (has(oldSelf.tls) && has(oldSelf.tls.client)) && (!has(self.tls) || !has(self.tls.client) || self.tls.client == oldSelf.tls.client)",message="spec.tls.client cannot be added, removed or changed on an existing cluster (enabling client TLS on a running cluster is not supported yet); delete and recreate. spec.tls.certificateTemplate may be changed"
+// +kubebuilder:validation:XValidation:rule="!(has(oldSelf.tls) && has(oldSelf.tls.client)) || (has(self.tls) && has(self.tls.client) && self.tls.client == oldSelf.tls.client)",message="spec.tls.client can be added to a running cluster (its members are restarted one at a time into TLS) but not removed or changed; delete and recreate to remove or change it. spec.tls.certificateTemplate may be changed"
 // +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.peer)) == (has(oldSelf.tls) && has(oldSelf.tls.peer)) && (!has(self.tls) || !has(self.tls.peer) || self.tls.peer == oldSelf.tls.peer)",message="spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.storageClassName) == has(oldSelf.storage.storageClassName)",message="spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage.storageClassName) || !has(oldSelf.storage.storageClassName) || self.storage.storageClassName == oldSelf.storage.storageClassName",message="spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
@@ -220,6 +220,11 @@ type EtcdClusterStatus struct {
 	// ClusterToken is --initial-cluster-token, unique per incarnation of the cluster.
 	// +optional
 	ClusterToken string `json:"clusterToken,omitempty"`
+	// ClientTLSServing is latched once every member serves TLS on the client port: from then
+	// on the operator dials with TLS and members drop the plaintext listener they kept while
+	// spec.tls.client was being added to a running cluster. Addition.
+	// +optional
+	ClientTLSServing bool `json:"clientTLSServing,omitempty"`
 	// AuthEnabled is latched once etcd auth has been enabled; from then on the operator logs
 	// in as its own etcd user (Secret <cluster>-operator-auth).
 	// +optional

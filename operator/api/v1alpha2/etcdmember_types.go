@@ -11,6 +11,11 @@ type MemberTLS struct {
 	ClientServerSecretRef *corev1.LocalObjectReference `json:"clientServerSecretRef,omitempty"`
 	// +optional
 	ClientMTLS bool `json:"clientMTLS,omitempty"`
+	// ClientPlaintext keeps a plaintext listener on the client port beside TLS (etcd serves
+	// http and https on the same port): the phase of adding client TLS to a running cluster
+	// in which the operator and clients still reach members in plaintext. Addition.
+	// +optional
+	ClientPlaintext bool `json:"clientPlaintext,omitempty"`
 	// +optional
 	PeerSecretRef *corev1.LocalObjectReference `json:"peerSecretRef,omitempty"`
 	// +optional

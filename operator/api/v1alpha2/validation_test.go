@@ -223,9 +223,19 @@ func TestUpdateRejections(t *testing.T) {
 			func(s *v1.EtcdClusterSpec) { s.TLS.Peer = peerIssuer(v1.IssuerReference{Name: "ca"}).Peer }, v1.MsgTLSPeerImmutable},
 		{"peer issuer changed", func(s *v1.EtcdClusterSpec) { s.TLS = peerIssuer(v1.IssuerReference{Name: "ca"}) },
 			func(s *v1.EtcdClusterSpec) { s.TLS.Peer.CertManager.IssuerRef.Name = "other" }, v1.MsgTLSPeerImmutable},
-		{"client tls added", nil, func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() }, v1.MsgTLSClientImmutable},
 		{"client tls removed", func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() },
 			func(s *v1.EtcdClusterSpec) { s.TLS = nil }, v1.MsgTLSClientImmutable},
+		{"client tls removed beside peer tls", func(s *v1.EtcdClusterSpec) {
+			s.TLS = clientIssuer()
+			s.TLS.Peer = peerIssuer(v1.IssuerReference{Name: "ca"}).Peer
+		}, func(s *v1.EtcdClusterSpec) { s.TLS.Client = nil }, v1.MsgTLSClientImmutable},
+		{"client issuer changed", func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() },
+			func(s *v1.EtcdClusterSpec) { s.TLS.Client.CertManager.ServerIssuerRef.Name = "other" }, v1.MsgTLSClientImmutable},
+		{"client mTLS added after client tls", func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() },
+			func(s *v1.EtcdClusterSpec) {
+				s.TLS.Client.CertManager.OperatorClientIssuerRef = &v1.IssuerReference{Name: "ca"}
+			}, v1.MsgTLSClientImmutable},
+		{"auth without client tls", nil, authOnly("root"), v1.MsgAuthRequiresClientTLS},
 		{"auth turned off", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth.Enabled = false }, v1.MsgAuthNoDisable},
 		{"auth removed", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth = nil }, v1.MsgAuthNoDisable},
 		{"bootstrap added", nil, func(s *v1.EtcdClusterSpec) {
@@ -242,6 +252,48 @@ func TestUpdateRejections(t *testing.T) {
 			tc.update(&c.Spec)
 			expectRejected(t, env.Client.Update(ctx, c), tc.msg)
 		})
+	}
+}
+
+// TestClientTLSAddedToRunningCluster: spec.tls.client may be added to a plaintext cluster (the
+// operator rolls it over to TLS), alone, with mTLS, beside a certificate template, or together
+// with auth.
+func TestClientTLSAddedToRunningCluster(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	cases := []struct {
+		name   string
+		update func(*v1.EtcdClusterSpec)
+	}{
+		{"cert-manager", func(s *v1.EtcdClusterSpec) { s.TLS = clientIssuer() }},
+		{"cert-manager mTLS", func(s *v1.EtcdClusterSpec) {
+			s.TLS = clientIssuer()
+			s.TLS.Client.CertManager.OperatorClientIssuerRef = &v1.IssuerReference{Name: "ca"}
+		}},
+		{"BYO with a template", func(s *v1.EtcdClusterSpec) {
+			s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"}},
+				CertificateTemplate: &v1.CertificateTemplate{Duration: &metav1.Duration{Duration: 2160 * time.Hour}}}
+		}},
+		{"with auth", authOn("root")},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster(ns, fmt.Sprintf("add-tls-%d", i), nil)
+			if err := env.Client.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			tc.update(&c.Spec)
+			if err := env.Client.Update(ctx, c); err != nil {
+				t.Fatalf("adding spec.tls.client rejected: %v", err)
+			}
+		})
+	}
+}
+
+// authOnly: auth with the given root Secret, without client TLS.
+func authOnly(secret string) func(*v1.EtcdClusterSpec) {
+	return func(s *v1.EtcdClusterSpec) {
+		s.Auth = &v1.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: secret}}
 	}
 }
 

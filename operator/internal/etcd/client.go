@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"strings"
 )
 
 // Member is one entry of etcd's member list.
@@ -62,6 +63,20 @@ type Target struct {
 	TLS      *tls.Config
 	Username string
 	Password string
+}
+
+// url is a member URL in the scheme this target dials: clientv3 picks transport credentials
+// by scheme (https without TLS would mean the system's roots, http with TLS plaintext). While
+// client TLS is added to a running cluster, members advertise https but also serve plaintext
+// on the same port, and the operator keeps dialing plaintext until every member serves TLS.
+func (t Target) url(u string) string {
+	switch {
+	case t.TLS == nil && strings.HasPrefix(u, "https://"):
+		return "http://" + strings.TrimPrefix(u, "https://")
+	case t.TLS != nil && strings.HasPrefix(u, "http://"):
+		return "https://" + strings.TrimPrefix(u, "http://")
+	}
+	return u
 }
 
 // Factory hands out clients for clusters. Forget drops a cluster's cached client.

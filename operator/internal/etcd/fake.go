@@ -21,6 +21,10 @@ type FakeFactory struct {
 	// Alive, when set, says whether a member's process runs (by member name). Only a live seed
 	// forms its cluster and only live members answer Status, as with real Pods.
 	Alive func(name string) bool
+	// Refuses, when set, says whether a member's client listener refuses a client dialing TLS
+	// (or plaintext), by member name: such a member does not answer it, and a cluster all of
+	// whose members refuse it does not either.
+	Refuses func(name string, tls bool) bool
 }
 
 var _ Factory = (*FakeFactory)(nil)
@@ -36,7 +40,7 @@ func (f *FakeFactory) Cluster(key string) *FakeCluster {
 	defer f.mu.Unlock()
 	c, ok := f.clusters[key]
 	if !ok {
-		c = &FakeCluster{clusterID: uint64(len(f.clusters)+1) << 32, version: f.Version, refusals: map[string][]error{}, alive: f.Alive}
+		c = &FakeCluster{clusterID: uint64(len(f.clusters)+1) << 32, version: f.Version, refusals: map[string][]error{}, alive: f.Alive, refuses: f.Refuses}
 		f.clusters[key] = c
 	}
 	return c
@@ -50,10 +54,11 @@ func (f *FakeFactory) Client(_ context.Context, t Target) (Client, error) {
 	}
 	c := f.Cluster(t.Key)
 	c.formFrom(t.Endpoints[0])
+	c.dialed(t.TLS != nil)
 	if err := c.authenticate(t.Username, t.Password); err != nil {
 		return nil, err
 	}
-	return &fakeSession{FakeCluster: c, user: t.Username}, nil
+	return &fakeSession{FakeCluster: c, user: t.Username, tls: t.TLS != nil}, nil
 }
 
 // Forget implements Factory.
@@ -71,7 +76,39 @@ type FakeCluster struct {
 	refusals  map[string][]error
 	down      map[uint64]bool
 	alive     func(name string) bool
+	refuses   func(name string, tls bool) bool
 	auth      fakeAuth
+	// schemes logs the scheme of the clients handed out, each time it changes.
+	schemes []string
+}
+
+// Schemes lists the schemes ("plaintext", "tls") clients of the cluster dialed, in order, one
+// entry per change.
+func (c *FakeCluster) Schemes() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.schemes)
+}
+
+func (c *FakeCluster) dialed(tls bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := schemeName(tls)
+	if len(c.schemes) == 0 || c.schemes[len(c.schemes)-1] != s {
+		c.schemes = append(c.schemes, s)
+	}
+}
+
+func schemeName(tls bool) string {
+	if tls {
+		return "tls"
+	}
+	return "plaintext"
+}
+
+// reachable: the member answers a client dialing tls (or plaintext).
+func (c *FakeCluster) reachable(name string, tls bool) bool {
+	return c.refuses == nil || !c.refuses(name, tls)
 }
 
 // Refuse makes the next calls of op ("add", "promote", "remove", "list", "status", "move")

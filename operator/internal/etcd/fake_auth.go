@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -24,6 +25,7 @@ type fakeUser struct {
 type fakeSession struct {
 	*FakeCluster
 	user string
+	tls  bool
 }
 
 // AuthEnabled reports whether auth is on in the fake.
@@ -99,6 +101,22 @@ func (s *fakeSession) check(op string) error {
 	return s.permitted(s.user)
 }
 
+// unreachable: no member serves the session's scheme (e.g. plaintext once every member
+// serves TLS only).
+func (s *fakeSession) unreachable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.members {
+		if s.reachable(m.Name, s.tls) {
+			return nil
+		}
+	}
+	if len(s.members) == 0 {
+		return nil
+	}
+	return fmt.Errorf("fake etcd: no member serves %s clients", schemeName(s.tls))
+}
+
 func (s *fakeSession) MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error) {
 	if err := s.check("auth-check"); err != nil {
 		return Member{}, err
@@ -131,6 +149,9 @@ func (s *fakeSession) Status(ctx context.Context, endpoint string) (EndpointStat
 	if err := s.check("auth-check"); err != nil {
 		return EndpointStatus{}, err
 	}
+	if name := hostLabel(endpoint); !s.reachable(name, s.tls) {
+		return EndpointStatus{}, fmt.Errorf("fake etcd: member %s does not serve %s clients", name, schemeName(s.tls))
+	}
 	return s.FakeCluster.Status(ctx, endpoint)
 }
 
@@ -141,6 +162,9 @@ func (s *fakeSession) MemberList(ctx context.Context) (MemberList, error) {
 	s.mu.Unlock()
 	if denied {
 		return MemberList{}, rpctypes.ErrUserEmpty
+	}
+	if err := s.unreachable(); err != nil {
+		return MemberList{}, err
 	}
 	return s.FakeCluster.MemberList(ctx)
 }
@@ -166,7 +190,7 @@ func (s *fakeSession) AuthEnable(context.Context) error {
 	}
 	if !s.auth.enabled {
 		s.auth.enabled = true
-		s.ops = append(s.ops, "auth-enable")
+		s.ops = append(s.ops, "auth-enable"+s.plaintextMark())
 	}
 	return nil
 }
@@ -184,7 +208,7 @@ func (s *fakeSession) UserAdd(_ context.Context, name, password string) error {
 		s.auth.users = map[string]*fakeUser{}
 	}
 	s.auth.users[name] = &fakeUser{password: password}
-	s.ops = append(s.ops, "user-add "+name)
+	s.ops = append(s.ops, "user-add "+name+s.plaintextMark())
 	return nil
 }
 
@@ -199,7 +223,7 @@ func (s *fakeSession) UserChangePassword(_ context.Context, name, password strin
 		return rpctypes.ErrUserNotFound
 	}
 	u.password = password
-	s.ops = append(s.ops, "user-passwd "+name)
+	s.ops = append(s.ops, "user-passwd "+name+s.plaintextMark())
 	return nil
 }
 
@@ -229,4 +253,13 @@ func (c *FakeCluster) EnableAuthBehindOperator(rootPassword string) {
 	}
 	c.auth.users["root"] = &fakeUser{password: rootPassword, roles: []string{"root"}}
 	c.auth.enabled = true
+}
+
+// plaintextMark tags the log entry of an auth call made over plaintext, which a test of a TLS
+// cluster must never see.
+func (s *fakeSession) plaintextMark() string {
+	if s.tls {
+		return ""
+	}
+	return " (plaintext)"
 }

@@ -66,8 +66,12 @@ func (p *Pool) Client(_ context.Context, target Target) (Client, error) {
 }
 
 func (p *Pool) config(t Target, endpoints []string) clientv3.Config {
+	eps := make([]string, len(endpoints))
+	for i, ep := range endpoints {
+		eps[i] = t.url(ep)
+	}
 	cfg := clientv3.Config{
-		Endpoints: slices.Clone(endpoints), DialTimeout: dialTimeout, Logger: zap.NewNop(),
+		Endpoints: eps, DialTimeout: dialTimeout, Logger: zap.NewNop(),
 		TLS: t.TLS, Username: t.Username, Password: t.Password,
 	}
 	cfg.DialOptions = []grpc.DialOption{grpc.WithConnectParams(reconnect)}
@@ -178,7 +182,7 @@ func (r *remote) MemberRemove(ctx context.Context, id uint64) error {
 func (r *remote) Status(ctx context.Context, endpoint string) (EndpointStatus, error) {
 	ctx, cancel := context.WithTimeout(ctx, rpcTimeout/2)
 	defer cancel()
-	resp, err := r.c.Status(ctx, endpoint)
+	resp, err := r.c.Status(ctx, r.target.url(endpoint))
 	if err != nil {
 		return EndpointStatus{}, err
 	}

@@ -113,12 +113,12 @@ func etcdContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Container {
 // The initial cluster state is not a flag: it comes from the Pod annotation (see
 // AnnotationInitialClusterState), which can change under a running Pod.
 func EtcdFlags(m *v1alpha2.EtcdMember) []string {
-	cs, ps := clientScheme(m.Spec.TLS), peerScheme(m.Spec.TLS)
+	ps := peerScheme(m.Spec.TLS)
 	flags := []string{
 		"--name=" + m.Name,
 		"--data-dir=" + DataDir,
 		fmt.Sprintf("--listen-peer-urls=%s://0.0.0.0:%d", ps, v1alpha2.PeerPort),
-		fmt.Sprintf("--listen-client-urls=%s://0.0.0.0:%d", cs, v1alpha2.ClientPort),
+		"--listen-client-urls=" + listenClientURLs(m.Spec.TLS),
 		"--advertise-client-urls=" + ClientURL(m),
 		"--initial-advertise-peer-urls=" + PeerURL(m),
 		"--initial-cluster=" + m.Spec.InitialCluster,
@@ -127,6 +127,16 @@ func EtcdFlags(m *v1alpha2.EtcdMember) []string {
 	}
 	flags = append(flags, optionFlags(m.Spec.Options)...)
 	return append(flags, tlsFlags(m.Spec.TLS)...)
+}
+
+// listenClientURLs is the client listener: one scheme, or while client TLS is being added to
+// a running cluster both on the same port (etcd tells them apart per connection), so that
+// clients not yet on TLS keep working. The advertised URL is https then already.
+func listenClientURLs(t *v1alpha2.MemberTLS) string {
+	if t != nil && t.ClientServerSecretRef != nil && t.ClientPlaintext {
+		return fmt.Sprintf("http://0.0.0.0:%d,https://0.0.0.0:%d", v1alpha2.ClientPort, v1alpha2.ClientPort)
+	}
+	return fmt.Sprintf("%s://0.0.0.0:%d", clientScheme(t), v1alpha2.ClientPort)
 }
 
 func initialClusterStateEnv() corev1.EnvVar {

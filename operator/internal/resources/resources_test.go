@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,51 @@ func TestPodGolden(t *testing.T) {
 	if PVC(learner) != nil {
 		t.Error("a tmpfs member must not get a PVC")
 	}
+
+	both := testMember("etcd-klmno")
+	both.Spec.TLS = &v1alpha2.MemberTLS{ClientServerSecretRef: &corev1.LocalObjectReference{Name: "server-tls"},
+		ClientMTLS: true, ClientPlaintext: true}
+	golden.Assert(t, "pod-client-tls-and-plaintext", Pod(both, PodOptions{ClusterFormed: true}))
+}
+
+// While client TLS is added to a running cluster a member listens in both schemes on the
+// client port and advertises https; without the plaintext phase it listens in https only.
+func TestClientListenerPhases(t *testing.T) {
+	m := testMember("etcd-abcde")
+	tls := &v1alpha2.MemberTLS{ClientServerSecretRef: &corev1.LocalObjectReference{Name: "server-tls"}}
+	both := *tls
+	both.ClientPlaintext = true
+	for _, tc := range []struct {
+		name           string
+		tls            *v1alpha2.MemberTLS
+		listen, advert string
+	}{
+		{"plaintext", nil, "http://0.0.0.0:2379", "http://etcd-abcde.etcd.tenant.svc:2379"},
+		{"plaintext flag without TLS", &v1alpha2.MemberTLS{ClientPlaintext: true}, "http://0.0.0.0:2379", "http://etcd-abcde.etcd.tenant.svc:2379"},
+		{"both", &both, "http://0.0.0.0:2379,https://0.0.0.0:2379", "https://etcd-abcde.etcd.tenant.svc:2379"},
+		{"tls", tls, "https://0.0.0.0:2379", "https://etcd-abcde.etcd.tenant.svc:2379"},
+	} {
+		m.Spec.TLS = tc.tls
+		flags := EtcdFlags(m)
+		for _, want := range []string{"--listen-client-urls=" + tc.listen, "--advertise-client-urls=" + tc.advert} {
+			if !slices.Contains(flags, want) {
+				t.Errorf("%s: flags %v lack %s", tc.name, flags, want)
+			}
+		}
+		if hasCert := slices.Contains(flags, "--cert-file=/etc/etcd/tls/client/tls.crt"); hasCert != (tc.tls != nil && tc.tls.ClientServerSecretRef != nil) {
+			t.Errorf("%s: --cert-file present=%v", tc.name, hasCert)
+		}
+	}
+	tlsRev := PodRevision(Pod(&v1alpha2.EtcdMember{ObjectMeta: m.ObjectMeta, Spec: withTLS(m.Spec, tls)}, PodOptions{}))
+	bothRev := PodRevision(Pod(&v1alpha2.EtcdMember{ObjectMeta: m.ObjectMeta, Spec: withTLS(m.Spec, &both)}, PodOptions{}))
+	if tlsRev == bothRev {
+		t.Error("dropping the plaintext listener must change the Pod revision (it is a rolling restart)")
+	}
+}
+
+func withTLS(s v1alpha2.EtcdMemberSpec, t *v1alpha2.MemberTLS) v1alpha2.EtcdMemberSpec {
+	s.TLS = t
+	return s
 }
 
 func TestInitialClusterState(t *testing.T) {

@@ -101,3 +101,30 @@ func FindInList(m *v1alpha2.EtcdMember, list []etcd.Member) (etcd.Member, bool) 
 	}
 	return etcd.Member{}, false
 }
+
+// DialsTLS reports whether the operator dials a cluster's members with TLS: spec.tls.client
+// is set and every member serves TLS, as latched in status.clientTLSServing, or as every
+// member's spec says (TLS only: a cluster created with TLS, or latched by an operator that has
+// not written the status yet). While spec.tls.client is being added to a running cluster the
+// members serve plaintext too, and the operator keeps dialing plaintext until the latch.
+func DialsTLS(tls *v1alpha2.TLSSpec, latched bool, members []v1alpha2.EtcdMember) bool {
+	if tls == nil || tls.Client == nil {
+		return false
+	}
+	return latched || AllServeTLSOnly(members)
+}
+
+// AllServeTLSOnly: every member that is not leaving is specified with client TLS and without
+// the plaintext listener (vacuously true without members: a new cluster).
+func AllServeTLSOnly(members []v1alpha2.EtcdMember) bool {
+	for i := range members {
+		m := &members[i]
+		if !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if t := m.Spec.TLS; t == nil || t.ClientServerSecretRef == nil || t.ClientPlaintext {
+			return false
+		}
+	}
+	return true
+}

@@ -3,6 +3,7 @@ package topology
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -48,4 +49,47 @@ func TestFindInList(t *testing.T) {
 			t.Errorf("%s: got %d %v, want %d %v", tc.m.Name, got.ID, ok, tc.wantID, tc.ok)
 		}
 	}
+}
+
+// The operator dials TLS only once every member serves it: latched, or every member specified
+// TLS-only (a cluster created with TLS); a member still plaintext or with its plaintext
+// listener keeps it on plaintext. A member being deleted does not count.
+func TestDialsTLS(t *testing.T) {
+	secret := &corev1.LocalObjectReference{Name: "srv"}
+	withTLS := func(name string, tls *v1alpha2.MemberTLS) v1alpha2.EtcdMember {
+		m := member(name, "x", "", false)
+		m.Spec.TLS = tls
+		return m
+	}
+	tlsOnly := withTLS("c-a", &v1alpha2.MemberTLS{ClientServerSecretRef: secret})
+	both := withTLS("c-b", &v1alpha2.MemberTLS{ClientServerSecretRef: secret, ClientPlaintext: true})
+	plain := withTLS("c-c", nil)
+	leaving := plain
+	leaving.DeletionTimestamp = ptrNow()
+	spec := &v1alpha2.TLSSpec{Client: &v1alpha2.ClientTLS{ServerSecretRef: secret}}
+	for _, tc := range []struct {
+		name    string
+		spec    *v1alpha2.TLSSpec
+		latched bool
+		members []v1alpha2.EtcdMember
+		want    bool
+	}{
+		{"no client TLS", nil, true, []v1alpha2.EtcdMember{tlsOnly}, false},
+		{"peer TLS only", &v1alpha2.TLSSpec{Peer: &v1alpha2.PeerTLS{SecretRef: secret}}, false, []v1alpha2.EtcdMember{tlsOnly}, false},
+		{"new cluster", spec, false, nil, true},
+		{"created with TLS", spec, false, []v1alpha2.EtcdMember{tlsOnly, tlsOnly}, true},
+		{"a member still plaintext", spec, false, []v1alpha2.EtcdMember{tlsOnly, plain}, false},
+		{"a member serving both", spec, false, []v1alpha2.EtcdMember{tlsOnly, both}, false},
+		{"latched while members drop plaintext", spec, true, []v1alpha2.EtcdMember{tlsOnly, both}, true},
+		{"a plaintext member leaving", spec, false, []v1alpha2.EtcdMember{tlsOnly, leaving}, true},
+	} {
+		if got := DialsTLS(tc.spec, tc.latched, tc.members); got != tc.want {
+			t.Errorf("%s: DialsTLS = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func ptrNow() *metav1.Time {
+	now := metav1.Now()
+	return &now
 }

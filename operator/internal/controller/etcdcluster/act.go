@@ -66,7 +66,7 @@ func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
 }
 
 // newMember is a member created from the cluster's current template.
-func newMember(c *v1alpha2.EtcdCluster, token string, seed bool, trustBundle string) *v1alpha2.EtcdMember {
+func newMember(c *v1alpha2.EtcdCluster, token string, seed bool, in templateInputs) *v1alpha2.EtcdMember {
 	m := &v1alpha2.EtcdMember{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: c.Name + "-", Namespace: c.Namespace,
@@ -77,17 +77,17 @@ func newMember(c *v1alpha2.EtcdCluster, token string, seed bool, trustBundle str
 			ClusterName: c.Name, Bootstrap: seed, ClusterToken: token, Replicas: ptr.To[int32](1), Restore: seedRestore(c, seed),
 		},
 	}
-	applyTemplate(c, trustBundle, &m.Spec)
+	applyTemplate(c, &m.Spec, in)
 	return m
 }
 
 // applyTemplate copies the cluster's member template into a member's spec: everything a
 // member's Pod is built from, and nothing of its identity (name, seed, initial cluster).
-func applyTemplate(c *v1alpha2.EtcdCluster, trustBundle string, spec *v1alpha2.EtcdMemberSpec) {
+func applyTemplate(c *v1alpha2.EtcdCluster, spec *v1alpha2.EtcdMemberSpec, in templateInputs) {
 	s := c.Spec
 	spec.Version, spec.Storage, spec.Resources = s.Version, s.Storage, s.Resources
 	spec.AdditionalMetadata, spec.Affinity, spec.TopologySpreadConstraints = s.AdditionalMetadata, s.Affinity, s.TopologySpreadConstraints
-	spec.Options, spec.ImagePullSecrets, spec.TLS = s.Options, s.ImagePullSecrets, memberTLS(c, trustBundle)
+	spec.Options, spec.ImagePullSecrets, spec.TLS = s.Options, s.ImagePullSecrets, memberTLS(c, in)
 	spec.NodeSelector, spec.Tolerations = s.NodeSelector, s.Tolerations
 	spec.PriorityClassName, spec.ImageRepository = s.PriorityClassName, s.ImageRepository
 }
@@ -106,10 +106,23 @@ func seedRestore(c *v1alpha2.EtcdCluster, seed bool) *v1alpha2.RestoreSpec {
 	return c.Spec.Bootstrap.Restore
 }
 
+// templateInputs are what a member's template takes from the pass besides the cluster's spec.
+type templateInputs struct {
+	// trustBundle is the trust bundle ConfigMap (syncTrust).
+	trustBundle string
+	// clientTLSServing is status.clientTLSServing as this pass latched it.
+	clientTLSServing bool
+}
+
+func (st *clusterState) templateInputs() templateInputs {
+	return templateInputs{trustBundle: st.trustBundle, clientTLSServing: st.status.ClientTLSServing}
+}
+
 // memberTLS passes what a member's Pod mounts: the operator's active copies of the cluster's
 // TLS Secrets (package trust keeps them in step with cert-manager's or the user's) and the
-// trust bundle.
-func memberTLS(c *v1alpha2.EtcdCluster, trustBundle string) *v1alpha2.MemberTLS {
+// trust bundle. Until every member serves client TLS (clientTLSServing), members keep a
+// plaintext listener beside it.
+func memberTLS(c *v1alpha2.EtcdCluster, in templateInputs) *v1alpha2.MemberTLS {
 	t := c.Spec.TLS
 	if t == nil {
 		return nil
@@ -119,11 +132,12 @@ func memberTLS(c *v1alpha2.EtcdCluster, trustBundle string) *v1alpha2.MemberTLS 
 	if names.Server != "" {
 		out.ClientServerSecretRef = &corev1.LocalObjectReference{Name: pki.ActiveServerSecretName(c.Name)}
 		out.ClientMTLS = names.OperatorClient != ""
-		out.TrustBundle = trustBundle
+		out.ClientPlaintext = !in.clientTLSServing
+		out.TrustBundle = in.trustBundle
 	}
 	if names.Peer != "" {
 		out.PeerSecretRef = &corev1.LocalObjectReference{Name: pki.ActivePeerSecretName(c.Name)}
-		out.TrustBundle = trustBundle
+		out.TrustBundle = in.trustBundle
 	}
 	return out
 }
@@ -133,7 +147,7 @@ func memberTLS(c *v1alpha2.EtcdCluster, trustBundle string) *v1alpha2.MemberTLS 
 func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 	m := st.memberByName(st.action.Member)
 	if m == nil {
-		m = newMember(st.cluster, st.status.ClusterToken, true, st.trustBundle)
+		m = newMember(st.cluster, st.status.ClusterToken, true, st.templateInputs())
 		if err := r.Client.Create(ctx, m); err != nil {
 			return err
 		}
@@ -151,7 +165,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 // addMember creates a pending member and registers it right away; were the operator to stop
 // in between, the next pass finds the pending member and completes it.
 func (r *Reconciler) addMember(ctx context.Context, st *clusterState) error {
-	m := newMember(st.cluster, st.status.ClusterToken, false, st.trustBundle)
+	m := newMember(st.cluster, st.status.ClusterToken, false, st.templateInputs())
 	if err := r.Client.Create(ctx, m); err != nil {
 		return err
 	}

@@ -67,6 +67,11 @@ func (r *Reconciler) ensureAuth(ctx context.Context, st *clusterState) error {
 	if !authcred.Wanted(c) || st.auth.problem != nil || st.status.ClusterID == "" || st.etcd.list == nil || st.etcd.client == nil {
 		return nil
 	}
+	if st.etcd.target.TLS == nil {
+		// Credentials must not cross plaintext: auth added together with client TLS waits
+		// until every member serves TLS and the operator dials it (status.clientTLSServing).
+		return nil
+	}
 	rootPW, sec, err := authcred.RootPassword(ctx, r.TLS, c)
 	if sec != nil {
 		if werr := r.watchSecret(ctx, c, sec); werr != nil {

@@ -79,12 +79,14 @@ func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
 		// (for seconds) and delay the first contact once it is up.
 		return nil
 	}
-	tlsCfg, err := r.TLS.ClientConfig(ctx, st.cluster)
-	if err != nil {
-		st.etcd.err = err
-		return nil
+	if st.dialsTLS() {
+		tlsCfg, err := r.TLS.ClientConfig(ctx, st.cluster)
+		if err != nil {
+			st.etcd.err = err
+			return nil
+		}
+		target.TLS = tlsCfg
 	}
-	target.TLS = tlsCfg
 	// A pooled client keeps its auth token: credentials changed in etcd since it logged in
 	// show only as refused calls. Drop it and log in again once, so a refusal of the
 	// credentials themselves is seen (and root's fallback tried) by dial.

@@ -134,7 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
 	for _, step := range []func(context.Context, *clusterState) error{
-		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTrust, r.syncTemplates, r.observeEtcd, r.discover,
+		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTrust, r.latchClientTLS, r.syncTemplates, r.observeEtcd, r.discover,
 		r.ensureAuth, r.syncMemberStatus, r.ensurePDB, r.decide, r.act, r.rollOut,
 	} {
 		if err := step(ctx, st); err != nil {
@@ -164,7 +164,10 @@ type clusterState struct {
 	// Secrets, or while a source Secret is not issued yet.
 	trustBundle string
 	auth        authState
-	err         error
+	// clientTLSWait: every member serves TLS beside plaintext, but the operator cannot dial
+	// TLS yet (why); the rolling update waits on it.
+	clientTLSWait string
+	err           error
 }
 
 func (r *Reconciler) event(obj client.Object, eventType, reason, action, format string, args ...any) {

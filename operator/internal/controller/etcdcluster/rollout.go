@@ -2,6 +2,7 @@ package etcdcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,7 @@ func (r *Reconciler) syncTemplates(ctx context.Context, st *clusterState) error 
 			continue
 		}
 		want := m.Spec.DeepCopy()
-		applyTemplate(st.cluster, st.trustBundle, want)
+		applyTemplate(st.cluster, want, st.templateInputs())
 		if equality.Semantic.DeepEqual(&m.Spec, want) {
 			continue
 		}
@@ -52,10 +53,19 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 		return err
 	}
 	st.rollout = rollout.Decide(rolloutMembers(st))
+	if st.rollout.Kind == rollout.None && st.clientTLSWait != "" {
+		st.rollout = rollout.Action{Kind: rollout.Wait, Message: st.clientTLSWait}
+	}
 	var err error
 	switch st.rollout.Kind {
 	case rollout.Restart:
 		err = r.grantRestart(ctx, st, st.memberByName(st.rollout.Member))
+		var notReady certificateNotReady
+		if errors.As(err, &notReady) {
+			st.rollout = rollout.Action{Kind: rollout.Wait, Member: st.rollout.Member,
+				Message: fmt.Sprintf("member %s is not restarted until its certificates fit it: %v", st.rollout.Member, notReady.err)}
+			return nil
+		}
 	case rollout.MoveLeader:
 		err = r.moveLeader(ctx, st, membership.Action{Target: st.rollout.Target, Message: st.rollout.Message})
 	default:
@@ -65,10 +75,16 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 	return err
 }
 
-// grantRestart lets the member controller restart the member's Pod into its update revision.
+// grantRestart lets the member controller restart the member's Pod into its update revision,
+// once the TLS Secrets that revision mounts exist and fit the member: a member is never taken
+// down into a Pod that cannot start (e.g. while cert-manager issues the certificate of client
+// TLS just added to the cluster).
 func (r *Reconciler) grantRestart(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember) error {
 	if m == nil {
 		return errMissing(m)
+	}
+	if err := r.checkCertificates(ctx, m); err != nil {
+		return err
 	}
 	patch := client.MergeFrom(m.DeepCopy())
 	if m.Annotations == nil {
@@ -163,8 +179,12 @@ func (st *clusterState) rollingOut() bool {
 
 // rolloutProgress is the Progressing message of a rolling update.
 func rolloutProgress(st *clusterState) string {
+	msg := st.rollout.Message
 	if s := st.status.Rollout; s != nil {
-		return fmt.Sprintf("%d/%d members updated; %s", s.UpdatedMembers, s.Members, st.rollout.Message)
+		msg = fmt.Sprintf("%d/%d members updated; %s", s.UpdatedMembers, s.Members, msg)
 	}
-	return st.rollout.Message
+	if t := st.cluster.Spec.TLS; t != nil && t.Client != nil && !st.status.ClientTLSServing {
+		msg = "enabling client TLS, step 1 of 2 (members serve TLS beside plaintext): " + msg
+	}
+	return msg
 }

@@ -56,8 +56,10 @@ func (r *Reconciler) removeFromEtcd(ctx context.Context, m *v1alpha2.EtcdMember,
 	if len(target.Endpoints) == 0 {
 		return true, nil // nothing was ever registered
 	}
-	if target.TLS, err = r.TLS.ClientConfig(ctx, c); err != nil {
-		return false, err
+	if topology.DialsTLS(c.Spec.TLS, c.Status.ClientTLSServing, members) {
+		if target.TLS, err = r.TLS.ClientConfig(ctx, c); err != nil {
+			return false, err
+		}
 	}
 	// The same credentials as the cluster controller's: both share one pooled client.
 	if target.Username, target.Password, err = authcred.Credentials(ctx, r.TLS, c); err != nil {

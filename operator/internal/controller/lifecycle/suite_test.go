@@ -71,6 +71,7 @@ func startManager(ctx context.Context) error {
 	tlsSource := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	fakeEtcd = etcd.NewFakeFactory()
 	fakeEtcd.Alive = podServing
+	fakeEtcd.Refuses = podRefuses
 	clusterRec = &etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
 		Etcd: fakeEtcd, MaxConcurrentReconciles: 2, TLS: tlsSource}
 	memberRec = &etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
@@ -180,6 +181,37 @@ func podServing(name string) bool {
 		}
 	}
 	return false
+}
+
+// podRefuses is the fake etcd's view of a member's client listener: its Pod's
+// --listen-client-urls lacks the scheme the client dials (no Pod: nothing to say).
+func podRefuses(name string, tls bool) bool {
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.MatchingFields{"metadata.name": name}); err != nil {
+		return false
+	}
+	want := "http://"
+	if tls {
+		want = "https://"
+	}
+	for _, p := range pods.Items {
+		if listen := listenClientURLs(&p); p.DeletionTimestamp.IsZero() && listen != "" {
+			return !strings.Contains(listen, want)
+		}
+	}
+	return false
+}
+
+// listenClientURLs is the value of a member Pod's --listen-client-urls.
+func listenClientURLs(p *corev1.Pod) string {
+	for _, c := range p.Spec.Containers {
+		for _, a := range c.Command {
+			if v, ok := strings.CutPrefix(a, "--listen-client-urls="); ok {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // dump describes a namespace's clusters and members for a failed wait.

@@ -92,7 +92,7 @@ func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
 		}
 	}
 	for _, reason := range []string{v1alpha2.ReasonTrustWidened, v1alpha2.ReasonCertificateApplied, v1alpha2.ReasonTrustNarrowed} {
-		waitFor(t, ns, "a "+reason+" Event", func() bool { return clusterEvents(t, ns, "rot", reason) > 0 })
+		waitFor(t, ns, "a "+reason+" Event", func() bool { return clusterEventsAbout(t, ns, "rot", reason) > 0 })
 	}
 	var cms corev1.ConfigMapList
 	if err := k8s.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{v1alpha2.LabelAppComponent: v1alpha2.ComponentTrustBundle}); err != nil {
@@ -206,7 +206,7 @@ func sameUIDs(a, b map[string]string) bool {
 	return len(a) == len(b)
 }
 
-func clusterEvents(t *testing.T, ns, cluster, reason string) int {
+func clusterEventsAbout(t *testing.T, ns, cluster, reason string) int {
 	var events eventsv1.EventList
 	if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)

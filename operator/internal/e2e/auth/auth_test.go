@@ -49,6 +49,7 @@ func TestAuth(t *testing.T) {
 	ok = t.Run("EnabledOnRunningCluster", func(t *testing.T) { testEnabledOnRunning(t, c, running) })
 	t.Run("CredentialsRejected", func(t *testing.T) { needs(t, ok); testRejected(t, c, op, running) })
 	t.Run("ClientCertificateRoot", func(t *testing.T) { testClientCertRoot(t, c, e2eutil.NewNamespace(t, c)) })
+	t.Run("AddedWithClientTLSToPlaintextCluster", func(t *testing.T) { testAuthWithClientTLSOnPlaintext(t, c, e2eutil.NewNamespace(t, c)) })
 }
 
 func needs(t *testing.T, ok bool) {

@@ -49,6 +49,7 @@ func TestTLS(t *testing.T) {
 		}
 	})
 	t.Run("BYOCertificateMissingSAN", func(t *testing.T) { testMissingSAN(t, c) })
+	t.Run("EnableClientTLSOnRunningCluster", func(t *testing.T) { testEnableClientTLS(t, c, op) })
 	ns := e2eutil.NewNamespace(t, c) // the parent's: the cluster outlives the first subtest
 	if !t.Run("MutualTLSBothPlanes", func(t *testing.T) { testMutualTLS(t, c, ns) }) {
 		t.Fatal("the full-mTLS cluster the rotation scenarios use did not come up")
