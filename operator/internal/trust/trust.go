@@ -16,6 +16,8 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -189,6 +191,17 @@ func Subjects(bundle []byte) []string {
 		out = append(out, c.Subject.String())
 	}
 	return out
+}
+
+// Describe names a bundle's certificates for Events: subject and serial, since a rotated CA
+// usually keeps its subject.
+func Describe(bundle []byte) string {
+	var out []string
+	for _, c := range certs(bundle) {
+		serial := c.SerialNumber.Text(16)
+		out = append(out, fmt.Sprintf("%s (serial %s)", c.Subject, serial[:min(len(serial), 12)]))
+	}
+	return strings.Join(out, ", ")
 }
 
 func certs(data []byte) []*x509.Certificate {

@@ -3,6 +3,7 @@ package trust_test
 import (
 	"bytes"
 	"crypto/x509"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +102,13 @@ func TestMergeIsStableAndDeduplicates(t *testing.T) {
 	}
 	if !bytes.Equal(trust.Merge(ab, a.PEM), ab) || !bytes.Equal(trust.Merge(ab, nil), ab) {
 		t.Error("merging certificates already present changed the bundle")
+	}
+}
+
+func TestDescribeTellsSameNamedCAsApart(t *testing.T) {
+	a, b := pkitest.NewCA(t, "etcd-ca"), pkitest.NewCA(t, "etcd-ca")
+	parts := strings.Split(trust.Describe(trust.Merge(a.PEM, b.PEM)), ", ")
+	if len(parts) != 2 || parts[0] == parts[1] || !strings.HasPrefix(parts[0], "CN=etcd-ca (serial ") {
+		t.Fatalf("Describe = %q", parts)
 	}
 }

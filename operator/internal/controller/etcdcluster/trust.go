@@ -191,13 +191,13 @@ func (r *Reconciler) reportTrustStep(st *clusterState, lp *loadedPlane, d trust.
 	case trust.Widen:
 		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonTrustWidened, "RotateCA",
 			"%s plane: trusting %s; members are restarted onto it one at a time before a certificate from a new CA is served",
-			lp.name, strings.Join(trust.Subjects(d.CA), ", "))
+			lp.name, trust.Describe(d.CA))
 	case trust.Swap:
 		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonCertificateApplied, "ApplyCertificate",
 			"%s plane: serving the current certificates of %s; every member already trusts their CA", lp.name, sources(lp))
 	case trust.Narrow:
 		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonTrustNarrowed, "RotateCA",
-			"%s plane: trusting only %s; members are restarted onto it one at a time", lp.name, strings.Join(trust.Subjects(d.CA), ", "))
+			"%s plane: trusting only %s; members are restarted onto it one at a time", lp.name, trust.Describe(d.CA))
 	case trust.Hold:
 		if prev, _ := r.heldReported.Swap(key, d.Held); prev != d.Held {
 			r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonCertificateHeld, "ApplyCertificate",

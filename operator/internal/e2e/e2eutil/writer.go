@@ -26,8 +26,13 @@ type Writer struct {
 	acked    int
 	failed   int
 	refused  int
+	trust    int
 	lastErrs []string
 }
+
+// trustFailures are what a client sees when a member or the client distrusts the other's
+// certificate: the failures a CA rotation must never cause.
+var trustFailures = []string{"x509", "certificate", "tls:", "handshake"}
 
 // leaderChangeRefusals are etcd's answers to a proposal made while leadership moves: the write
 // was refused before it reached the log (nothing applied), so a client retries it safely.
@@ -54,8 +59,11 @@ func (w *Writer) run() {
 		w.mu.Lock()
 		if err != nil {
 			w.failed++
-			if refusedForLeaderChange(err) {
+			if containsAny(err, leaderChangeRefusals) {
 				w.refused++
+			}
+			if containsAny(err, trustFailures) {
+				w.trust++
 			}
 			w.lastErrs = append(w.lastErrs[max(0, len(w.lastErrs)-4):], fmt.Sprintf("%s %v", time.Now().Format("15:04:05.000"), err))
 		} else {
@@ -86,8 +94,15 @@ func (w *Writer) Refused() int {
 	return w.refused
 }
 
-func refusedForLeaderChange(err error) bool {
-	for _, s := range leaderChangeRefusals {
+// TrustFailures is how many failed attempts were certificate or handshake errors.
+func (w *Writer) TrustFailures() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.trust
+}
+
+func containsAny(err error, subs []string) bool {
+	for _, s := range subs {
 		if strings.Contains(err.Error(), s) {
 			return true
 		}
