@@ -19,6 +19,7 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
@@ -59,21 +60,25 @@ func TestTLS(t *testing.T) {
 	t.Run("LeafRenewalWithoutRestart", func(t *testing.T) { testLeafRenewal(t, c, ns, "etcd") })
 	t.Run("CertificateTemplateEdit", func(t *testing.T) { testTemplateEdit(t, c, ns, "etcd") })
 	t.Run("Scale3To5To3", func(t *testing.T) { testScaleWithTLS(t, c, ns, "etcd") })
+	t.Run("MemberReplaced", func(t *testing.T) { testMemberReplaced(t, c, ns, "etcd") })
 	t.Run("CARotationUnderWrites", func(t *testing.T) { testCARotation(t, c, ns, "etcd") })
 }
 
-// testMutualTLS: a 3-member cluster with cert-manager on both planes and an operator-client
-// issuer converges; the operator-client certificate writes and reads; a client without a
-// certificate is refused.
+// testMutualTLS: a 3-member cluster with cert-manager on both planes, an operator-client
+// issuer and auth converges; the operator-client certificate (CN=root) writes and reads; a
+// client without a certificate is refused, and so is one without credentials.
 func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 	createCA(t, c, ns)
 	ca := v1alpha2.IssuerReference{Name: "etcd-ca", Kind: "Issuer"}
+	create(t, c.Client, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "etcd-root", Namespace: ns}, Type: corev1.SecretTypeBasicAuth,
+		StringData: map[string]string{corev1.BasicAuthUsernameKey: "root", corev1.BasicAuthPasswordKey: "e2e-root-password"}})
 	start := time.Now()
 	e2eutil.CreateCluster(t, c, ns, "etcd", 3, func(s *v1alpha2.EtcdClusterSpec) {
 		s.TLS = &v1alpha2.TLSSpec{
 			Client: &v1alpha2.ClientTLS{CertManager: &v1alpha2.ClientCertManager{ServerIssuerRef: ca, OperatorClientIssuerRef: &ca}},
 			Peer:   &v1alpha2.PeerTLS{CertManager: &v1alpha2.PeerCertManager{IssuerRef: ca}},
 		}
+		s.Auth = &v1alpha2.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "etcd-root"}}
 	})
 	for _, s := range []string{pki.ServerSecretName("etcd"), pki.OperatorClientSecretName("etcd"), pki.PeerSecretName("etcd")} {
 		e2eutil.WaitSecret(t, c, ns, s, issueTimeout)
@@ -83,7 +88,8 @@ func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 
 	cfg := e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName("etcd"), pki.OperatorClientSecretName("etcd"))
 	e2eutil.WaitConvergedTLS(t, c, ns, "etcd", 3, cfg, convergeTimeout)
-	t.Logf("3-member full-mTLS cluster converged %s after creation", time.Since(start).Round(time.Millisecond))
+	e2eutil.WaitFor(t, convergeTimeout, "status.authEnabled", func() bool { return e2eutil.GetCluster(t, c, ns, "etcd").Status.AuthEnabled })
+	t.Logf("3-member full-mTLS cluster with auth converged %s after creation", time.Since(start).Round(time.Millisecond))
 
 	cli := e2eutil.TLSEtcdClient(t, c, ns, "etcd", cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -113,6 +119,12 @@ func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 	defer acancel()
 	if _, err := anon.Put(actx, "anonymous", "x"); err == nil {
 		t.Error("a client without a certificate wrote to a cluster with client-cert-auth")
+	}
+	// A certificate that is not root's (the peer certificate, from the same CA) and no password:
+	// auth must refuse it.
+	other := e2eutil.TLSEtcdClient(t, c, ns, "etcd", e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName("etcd"), pki.PeerSecretName("etcd")))
+	if _, err := other.Put(actx, "not-root", "x"); !etcd.IsAuthRequired(err) {
+		t.Errorf("a non-root certificate without credentials: %v, want refused by auth", err)
 	}
 }
 
