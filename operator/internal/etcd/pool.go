@@ -42,27 +42,48 @@ var _ Factory = (*Pool)(nil)
 func NewPool() *Pool { return &Pool{clients: map[string]*pooled{}} }
 
 // Client returns the cluster's pooled client. Closing the returned Client is a no-op; the pool
-// owns it until Forget or Close.
+// owns it until Forget or Close. A new client is built outside the pool's lock: with
+// credentials, clientv3 logs in while it is built, and a cluster that is down must not hold
+// every other cluster's workers for its dial timeout.
 func (p *Pool) Client(_ context.Context, target Target) (Client, error) {
 	if len(target.Endpoints) == 0 {
 		return nil, fmt.Errorf("etcd cluster %s: no endpoints", target.Key)
 	}
 	fp := fingerprint(target)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.clients[target.Key]; ok {
-		if c.fingerprint == fp {
-			return &remote{c: c.client, target: target, pool: p}, nil
-		}
-		closeLater(c.client)
-		delete(p.clients, target.Key)
+	if c := p.pooled(target.Key, fp); c != nil {
+		return &remote{c: c, target: target, pool: p}, nil
 	}
 	c, err := clientv3.New(p.config(target, target.Endpoints))
 	if err != nil {
 		return nil, fmt.Errorf("etcd cluster %s: %w", target.Key, err)
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if have, ok := p.clients[target.Key]; ok {
+		if have.fingerprint == fp { // another worker built the same client meanwhile: keep one
+			_ = c.Close()
+			return &remote{c: have.client, target: target, pool: p}, nil
+		}
+		closeLater(have.client)
+	}
 	p.clients[target.Key] = &pooled{fingerprint: fp, client: c}
 	return &remote{c: c, target: target, pool: p}, nil
+}
+
+// pooled is the cluster's client when its fingerprint is fp; a stale one is dropped.
+func (p *Pool) pooled(key, fp string) *clientv3.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.clients[key]
+	switch {
+	case !ok:
+		return nil
+	case c.fingerprint == fp:
+		return c.client
+	}
+	closeLater(c.client)
+	delete(p.clients, key)
+	return nil
 }
 
 func (p *Pool) config(t Target, endpoints []string) clientv3.Config {

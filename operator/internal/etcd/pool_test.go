@@ -189,3 +189,58 @@ func TestPoolAuthAgainstRealEtcd(t *testing.T) {
 		t.Error("the same credentials must reuse the pooled client")
 	}
 }
+
+// silentListener accepts connections and never answers, like a member that hangs; accepted
+// gets a value for every connection.
+func silentListener(t *testing.T) (addr string, accepted <-chan struct{}) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{}, 16)
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return l.Addr().String(), ch
+}
+
+// A client with credentials logs in while it is built; while one cluster's login hangs, the
+// pool must still hand out other clusters' clients.
+func TestPoolDoesNotHoldOtherClustersBehindALogin(t *testing.T) {
+	addr, accepted := silentListener(t)
+	pool := NewPool()
+	defer pool.Close()
+	loginDone := make(chan struct{})
+	go func() {
+		defer close(loginDone)
+		_, _ = pool.Client(context.Background(), Target{Key: "ns/hung", Endpoints: []string{"http://" + addr},
+			Username: "root", Password: "pw"})
+	}()
+	<-accepted // the hung cluster's login is under way
+	if _, err := pool.Client(context.Background(), Target{Key: "ns/other", Endpoints: []string{"http://127.0.0.1:1"}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-loginDone:
+		t.Fatal("another cluster's client was handed out only after the hung login gave up")
+	default:
+	}
+	<-loginDone
+}
