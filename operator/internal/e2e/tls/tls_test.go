@@ -123,7 +123,9 @@ func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 	// A certificate that is not root's (the peer certificate, from the same CA) and no password:
 	// auth must refuse it.
 	other := e2eutil.TLSEtcdClient(t, c, ns, "etcd", e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName("etcd"), pki.PeerSecretName("etcd")))
-	if _, err := other.Put(actx, "not-root", "x"); !etcd.IsAuthRequired(err) {
+	octx, ocancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer ocancel()
+	if _, err := other.Put(octx, "not-root", "x"); !etcd.IsAuthRequired(err) {
 		t.Errorf("a non-root certificate without credentials: %v, want refused by auth", err)
 	}
 }
