@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -202,7 +201,7 @@ func (r *Reconciler) authFailed(st *clusterState, err error) {
 	}
 	c := cond(v1alpha2.ConditionDegraded, true, reason, "%s", msg)
 	st.auth.problem = &c
-	if d := meta.FindStatusCondition(st.cluster.Status.Conditions, v1alpha2.ConditionDegraded); d == nil || d.Reason != reason {
+	if st.memo.due(st.cluster, topicAuth, reason) {
 		r.event(st.cluster, corev1.EventTypeWarning, reason, "Authenticate", "%s", msg)
 	}
 }

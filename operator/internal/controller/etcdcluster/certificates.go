@@ -31,7 +31,7 @@ func (r *Reconciler) ensureCertificates(ctx context.Context, st *clusterState) e
 		if meta.IsNoMatchError(err) {
 			st.certManagerMissing = true
 			// One Event when the cluster enters the state, not one per pass.
-			if d := meta.FindStatusCondition(st.cluster.Status.Conditions, v1alpha2.ConditionDegraded); d == nil || d.Reason != v1alpha2.ReasonCertManagerNotInstalled {
+			if st.memo.due(st.cluster, topicCertManager, v1alpha2.ReasonCertManagerNotInstalled) {
 				r.event(st.cluster, corev1.EventTypeWarning, v1alpha2.ReasonCertManagerNotInstalled, "CreateCertificate",
 					"spec.tls asks for cert-manager Certificates, but the %s CRD is not installed: %v", certificateCRD, err)
 			}
@@ -41,6 +41,7 @@ func (r *Reconciler) ensureCertificates(ctx context.Context, st *clusterState) e
 			return err
 		}
 	}
+	st.memo.resolved(topicCertManager)
 	return nil
 }
 

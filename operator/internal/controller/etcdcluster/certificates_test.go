@@ -58,7 +58,7 @@ func TestEnsureCertificatesCreatesAndUpdates(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(certScheme(t)).Build()
 	r := &Reconciler{Client: cl, ClusterDomain: "example.org"}
 	c := certManagerCluster()
-	st := &clusterState{cluster: c, status: &c.Status}
+	st := &clusterState{cluster: c, status: &c.Status, memo: newMemo("")}
 	ctx := context.Background()
 	if err := r.ensureCertificates(ctx, st); err != nil || st.certManagerMissing {
 		t.Fatalf("first pass: %v (missing %v)", err, st.certManagerMissing)
@@ -102,7 +102,7 @@ func TestEnsureCertificatesFollowsTemplate(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(certScheme(t)).Build()
 	r := &Reconciler{Client: cl}
 	c := certManagerCluster()
-	st := &clusterState{cluster: c, status: &c.Status}
+	st := &clusterState{cluster: c, status: &c.Status, memo: newMemo("")}
 	ctx := context.Background()
 	if err := r.ensureCertificates(ctx, st); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestEnsureCertificatesRefusesForeignCertificate(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(certScheme(t)).WithObjects(foreign).Build()
 	r := &Reconciler{Client: cl}
 	c := certManagerCluster()
-	err := r.ensureCertificates(context.Background(), &clusterState{cluster: c, status: &c.Status})
+	err := r.ensureCertificates(context.Background(), &clusterState{cluster: c, status: &c.Status, memo: newMemo("")})
 	if err == nil || !strings.Contains(err.Error(), "not controlled") {
 		t.Errorf("a Certificate of someone else was taken over: %v", err)
 	}
@@ -159,7 +159,7 @@ func TestEnsureCertificatesWithoutCertManager(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(certScheme(t)).WithInterceptorFuncs(interceptor.Funcs{Get: noKind}).Build()
 	r := &Reconciler{Client: cl}
 	c := certManagerCluster()
-	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
+	st := &clusterState{cluster: c, status: c.Status.DeepCopy(), memo: newMemo("")}
 	if err := r.ensureCertificates(context.Background(), st); err != nil {
 		t.Fatalf("a missing CRD failed the pass: %v", err)
 	}

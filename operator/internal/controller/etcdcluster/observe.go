@@ -143,7 +143,7 @@ func (r *Reconciler) authNotConfigured(st *clusterState) {
 		"etcd has authentication enabled but spec.auth is not configured: set spec.auth.enabled and "+
 			"spec.auth.rootCredentialsSecretRef to a Secret with root's password")
 	st.auth.problem = &c
-	if d := meta.FindStatusCondition(st.cluster.Status.Conditions, v1alpha2.ConditionDegraded); d == nil || d.Reason != c.Reason {
+	if st.memo.due(st.cluster, topicAuth, c.Reason) {
 		r.event(st.cluster, corev1.EventTypeWarning, c.Reason, "Authenticate", "%s", c.Message)
 	}
 }

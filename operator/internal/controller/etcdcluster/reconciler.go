@@ -50,6 +50,8 @@ type Reconciler struct {
 	apiReader client.Reader
 	// heldReported is the last held certificate reported per cluster plane: one Event each.
 	heldReported sync.Map
+	// memos holds a *clusterMemo per cluster (types.NamespacedName).
+	memos sync.Map
 }
 
 // DefaultNodeGracePeriod is shorter than the 5-minute default eviction of Pods from a NotReady
@@ -126,13 +128,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
 		r.Etcd.Forget(req.String())
 		r.TLS.Forget(req.Namespace, req.Name)
+		r.forget(req.NamespacedName)
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
 		r.Etcd.Forget(topology.Key(c.Namespace, c.Name))
+		r.forget(req.NamespacedName)
 		return reconcile.Result{}, nil // owner references cascade; member finalizers skip etcd
 	}
-	st := &clusterState{cluster: c, status: c.Status.DeepCopy()}
+	memo := r.memo(c)
+	if cacheBehind(c.ResourceVersion, memo.wrote, memo.wroteAt, time.Now()) {
+		// A pass on an older status would decide on it and write it back over ours.
+		return reconcile.Result{RequeueAfter: staleRequeue}, nil
+	}
+	st := &clusterState{cluster: c, status: c.Status.DeepCopy(), memo: memo}
 	for _, step := range []func(context.Context, *clusterState) error{
 		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTrust, r.latchClientTLS, r.syncTemplates, r.observeEtcd, r.discover,
 		r.ensureAuth, r.syncMemberStatus, r.ensurePDB, r.decide, r.act, r.rollOut,
@@ -148,6 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // clusterState is what one pass learned and decided.
 type clusterState struct {
 	cluster *v1alpha2.EtcdCluster
+	memo    *clusterMemo
 	status  *v1alpha2.EtcdClusterStatus // the status being computed
 	members []v1alpha2.EtcdMember
 	pods    map[string]*corev1.Pod

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,15 +43,17 @@ const authRetry = 10 * time.Second
 // after a change, with back-off while waiting on etcd, never in steady state.
 func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Result, error) {
 	c := st.cluster
-	if c.Status.ObservedGeneration != c.Generation {
-		r.warnEvenReplicas(c)
-	}
-	if st.action.Kind == membership.AllMembersLost && !meta.IsStatusConditionPresentAndEqual(c.Status.Conditions, v1alpha2.ConditionAvailable, metav1.ConditionFalse) {
-		r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonAllMembersLost, "Heal", "%s", st.action.Message)
-	}
+	r.warnEvenReplicas(st)
+	r.reportOnce(st)
 	computeStatus(st, time.Now())
-	if err := r.writeStatus(ctx, c, st.status); err != nil {
+	switch conflict, err := r.writeStatus(ctx, st); {
+	case err != nil:
 		return reconcile.Result{}, err
+	case conflict:
+		// The object changed since the cache's copy this pass built on: its status is not
+		// written over the newer one; a pass on the newer object follows.
+		log.FromContext(ctx).V(1).Info("status write conflicted; looking again")
+		return reconcile.Result{RequeueAfter: staleRequeue}, nil
 	}
 	switch {
 	case st.err != nil && etcd.IsRetryable(st.err):
@@ -103,7 +106,31 @@ func allDormant(members []v1alpha2.EtcdMember) bool {
 	return true
 }
 
-func (r *Reconciler) warnEvenReplicas(c *v1alpha2.EtcdCluster) {
+// reportOnce emits the Events of problems this step reports once per occurrence, and
+// forgets the ones that are gone.
+func (r *Reconciler) reportOnce(st *clusterState) {
+	c := st.cluster
+	if st.action.Kind != membership.AllMembersLost {
+		st.memo.resolved(topicAllLost)
+	} else if st.memo.due(c, topicAllLost, v1alpha2.ReasonAllMembersLost) {
+		r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonAllMembersLost, "Heal", "%s", st.action.Message)
+	}
+	if st.auth.problem == nil {
+		st.memo.resolved(topicAuth)
+	}
+}
+
+// warnEvenReplicas warns once per generation (before the operator restarts: once per
+// generation not yet in status).
+func (r *Reconciler) warnEvenReplicas(st *clusterState) {
+	c, last := st.cluster, st.memo.warnedGen
+	if last == 0 {
+		last = c.Status.ObservedGeneration
+	}
+	st.memo.warnedGen = c.Generation
+	if last == c.Generation {
+		return
+	}
 	n := resources.DesiredReplicas(c)
 	if n > 0 && n%2 == 0 {
 		r.event(c, corev1.EventTypeWarning, "EvenReplicas", "Validate",
@@ -111,13 +138,25 @@ func (r *Reconciler) warnEvenReplicas(c *v1alpha2.EtcdCluster) {
 	}
 }
 
-func (r *Reconciler) writeStatus(ctx context.Context, c *v1alpha2.EtcdCluster, want *v1alpha2.EtcdClusterStatus) error {
-	if equality.Semantic.DeepEqual(&c.Status, want) {
-		return nil
+// writeStatus writes the pass's status unless the cached one (no older than our last write,
+// see cacheBehind) already says it. The patch carries the cached resourceVersion: a merge
+// patch leaves out what equals its base, so over a newer object it would mix two passes'
+// statuses. conflict: the object changed meanwhile, and nothing was written.
+func (r *Reconciler) writeStatus(ctx context.Context, st *clusterState) (conflict bool, err error) {
+	c := st.cluster
+	if equality.Semantic.DeepEqual(&c.Status, st.status) {
+		return false, nil
 	}
-	patch := client.MergeFrom(c.DeepCopy())
-	c.Status = *want
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, c, patch))
+	patch := client.MergeFromWithOptions(c.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	c.Status = *st.status
+	switch err := r.Client.Status().Patch(ctx, c, patch); {
+	case apierrors.IsConflict(err):
+		return true, nil
+	case err != nil:
+		return false, client.IgnoreNotFound(err)
+	}
+	st.memo.wroteStatus(c.ResourceVersion, time.Now())
+	return false, nil
 }
 
 // computeStatus fills st.status from the pass; it is pure apart from the clock it is given.
