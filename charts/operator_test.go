@@ -31,7 +31,6 @@ replicas: 2
 podDisruptionBudget: {enabled: true, maxUnavailable: 50%}
 vpa: {enabled: true, updateMode: InPlaceOrRecreate}
 `},
-	{name: "tenant-controller", values: `tenantController: {enabled: true}`},
 	{name: "air-gapped", values: `
 image: {repository: registry.local/etcd-operator, tag: v0.1.0-rc1, pullPolicy: Always}
 imagePullSecrets: [{name: regcred}]
@@ -46,6 +45,7 @@ var operatorRejects = []rejectCase{
 	{name: "pull policy", values: `image: {pullPolicy: Sometimes}`, wantErr: []string{"/image/pullPolicy", "IfNotPresent"}},
 	{name: "unknown key", values: `leaderElect: true`, wantErr: []string{"additional properties 'leaderElect' not allowed"}},
 	{name: "vpa mode", values: `vpa: {updateMode: auto}`, wantErr: []string{"/vpa/updateMode"}},
+	{name: "tenant controller not built yet", values: `tenantController: {enabled: true}`, wantErr: []string{"no tenant controller yet"}},
 	{name: "scrape without metrics", values: `metrics: {enabled: false, serviceMonitor: {enabled: true}}`, wantErr: []string{"need metrics.enabled=true"}},
 }
 
