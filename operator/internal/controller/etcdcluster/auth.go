@@ -90,6 +90,10 @@ func (r *Reconciler) ensureAuth(ctx context.Context, st *clusterState) error {
 		return err
 	}
 	switch {
+	case !st.status.AuthEnabled && plaintextListenerLeft(st):
+		// Nor must anyone else's: while a member still accepts plaintext (client TLS being
+		// enabled, step 2), a client could log in over it.
+		return nil
 	case !st.status.AuthEnabled:
 		return r.enableAuth(ctx, st, rootPW, op)
 	case st.auth.asRoot:
@@ -98,6 +102,22 @@ func (r *Reconciler) ensureAuth(ctx context.Context, st *clusterState) error {
 		return r.rotateRoot(ctx, st, rootPW, op)
 	}
 	return nil
+}
+
+// plaintextListenerLeft: a member is asked to keep a plaintext client listener, or its Pod may
+// still run one (it has not been restarted into its current template yet, or its status has not
+// caught up with a template change).
+func plaintextListenerLeft(st *clusterState) bool {
+	for i := range st.members {
+		m := &st.members[i]
+		if !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if (m.Spec.TLS != nil && m.Spec.TLS.ClientPlaintext) || memberOutdated(m) || !statusCurrent(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // enableAuth creates root (with the Secret's password) and the operator's user, both with the

@@ -132,7 +132,8 @@ func TestClientTLSAddedToRunningCluster(t *testing.T) {
 }
 
 // Auth added together with client TLS on a running plaintext cluster is enabled only once the
-// operator dials TLS: no credential ever crosses plaintext.
+// operator dials TLS and no member listens in plaintext any more: no credential, the operator's
+// or a client's, can cross plaintext.
 func TestAuthAddedWithClientTLS(t *testing.T) {
 	ns := newNamespace(t)
 	newCluster(t, ns, "etcd", 1)
@@ -140,10 +141,13 @@ func TestAuthAddedWithClientTLS(t *testing.T) {
 	create(t, serverSecret(t, ns, "etcd"))
 	create(t, rootSecret(ns, "root", "secret-1"))
 	addClientTLS(t, ns, "etcd", authSpec("root"))
+	fc := fakeEtcd.Cluster(topology.Key(ns, "etcd"))
 	waitFor(t, ns, "TLS only and auth enabled", func() bool {
+		if fc.AuthEnabled() && !podsListening(t, ns, "etcd", listenTLS) {
+			t.Fatalf("auth was enabled while a member still listened in plaintext: a client could log in over it\n%s", dump(ns))
+		}
 		return authLatched(t, ns, "etcd", "secret-1")() && podsListening(t, ns, "etcd", listenTLS) && converged(t, ns, "etcd", 1)()
 	})
-	fc := fakeEtcd.Cluster(topology.Key(ns, "etcd"))
 	ops := fc.Ops()
 	if !slices.Contains(ops, "auth-enable") || slices.ContainsFunc(ops, func(op string) bool { return strings.HasSuffix(op, "(plaintext)") }) {
 		t.Errorf("etcd operations %v: auth must be enabled, and over TLS only", ops)
