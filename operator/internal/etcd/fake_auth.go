@@ -213,21 +213,22 @@ func (s *fakeSession) UserAdd(_ context.Context, name, password string) error {
 }
 
 func (s *fakeSession) UserChangePassword(_ context.Context, name, password string) error {
-	if err := s.check("auth"); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	u, ok := s.auth.users[name]
-	if !ok {
-		return rpctypes.ErrUserNotFound
-	}
-	u.password = password
-	s.ops = append(s.ops, "user-passwd "+name+s.plaintextMark())
-	return nil
+	return s.onUser(name, func(u *fakeUser) {
+		u.password = password
+		s.ops = append(s.ops, "user-passwd "+name+s.plaintextMark())
+	})
 }
 
 func (s *fakeSession) UserGrantRole(_ context.Context, name, role string) error {
+	return s.onUser(name, func(u *fakeUser) {
+		if !slices.Contains(u.roles, role) {
+			u.roles = append(u.roles, role)
+		}
+	})
+}
+
+// onUser changes an existing user under the lock, as an authenticated auth RPC.
+func (s *fakeSession) onUser(name string, change func(*fakeUser)) error {
 	if err := s.check("auth"); err != nil {
 		return err
 	}
@@ -237,9 +238,7 @@ func (s *fakeSession) UserGrantRole(_ context.Context, name, role string) error 
 	if !ok {
 		return rpctypes.ErrUserNotFound
 	}
-	if !slices.Contains(u.roles, role) {
-		u.roles = append(u.roles, role)
-	}
+	change(u)
 	return nil
 }
 

@@ -50,7 +50,7 @@ func (p *Pool) Client(_ context.Context, target Target) (Client, error) {
 		return nil, fmt.Errorf("etcd cluster %s: no endpoints", target.Key)
 	}
 	fp := fingerprint(target)
-	if c := p.pooled(target.Key, fp); c != nil {
+	if c := p.reuse(target.Key, fp); c != nil {
 		return &remote{c: c, target: target, pool: p}, nil
 	}
 	c, err := clientv3.New(p.config(target, target.Endpoints))
@@ -70,8 +70,8 @@ func (p *Pool) Client(_ context.Context, target Target) (Client, error) {
 	return &remote{c: c, target: target, pool: p}, nil
 }
 
-// pooled is the cluster's client when its fingerprint is fp; a stale one is dropped.
-func (p *Pool) pooled(key, fp string) *clientv3.Client {
+// reuse is the cluster's client when its fingerprint is fp; a stale one is dropped.
+func (p *Pool) reuse(key, fp string) *clientv3.Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.clients[key]

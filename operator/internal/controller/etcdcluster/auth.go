@@ -250,13 +250,9 @@ func (r *Reconciler) ensureOperatorSecret(ctx context.Context, c *v1alpha2.EtcdC
 	}
 	op = authcred.Operator{Username: v1alpha2.OperatorUser, Password: authcred.NewPassword()}
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: authcred.OperatorSecretName(c.Name), Namespace: c.Namespace,
-			Labels:          map[string]string{v1alpha2.LabelCluster: c.Name, v1alpha2.LabelAppManagedBy: v1alpha2.ManagedBy},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, v1alpha2.GroupVersion.WithKind("EtcdCluster"))},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: authcred.OperatorSecretData(op),
+		ObjectMeta: ownedMeta(c, authcred.OperatorSecretName(c.Name), "operator-auth"),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       authcred.OperatorSecretData(op),
 	}
 	err = r.Client.Create(ctx, sec)
 	if !apierrors.IsAlreadyExists(err) {

@@ -24,6 +24,8 @@ const (
 	topicAuth        = "auth"
 	topicCertManager = "certManager"
 	topicAllLost     = "allMembersLost"
+	// topicHeld + plane: a source certificate held back (trust.go); its reason is the problem.
+	topicHeld = "held/"
 )
 
 // clusterMemo is what the reconciler remembers of one cluster between its passes, in memory

@@ -48,8 +48,6 @@ type Reconciler struct {
 	backoff *backoff.Tracker
 	// apiReader reads around the cache, to confirm what the cache says is gone.
 	apiReader client.Reader
-	// heldReported is the last held certificate reported per cluster plane: one Event each.
-	heldReported sync.Map
 	// memos holds a *clusterMemo per cluster (types.NamespacedName).
 	memos sync.Map
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -186,7 +187,7 @@ func (r *Reconciler) applyPlane(ctx context.Context, st *clusterState, lp *loade
 
 func (r *Reconciler) reportTrustStep(st *clusterState, lp *loadedPlane, d trust.Decision) {
 	c := st.cluster
-	key := string(c.UID) + "/" + lp.name
+	topic := topicHeld + lp.name
 	switch d.Kind {
 	case trust.Widen:
 		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonTrustWidened, "RotateCA",
@@ -199,13 +200,13 @@ func (r *Reconciler) reportTrustStep(st *clusterState, lp *loadedPlane, d trust.
 		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonTrustNarrowed, "RotateCA",
 			"%s plane: trusting only %s; members are restarted onto it one at a time", lp.name, trust.Describe(d.CA))
 	case trust.Hold:
-		if prev, _ := r.heldReported.Swap(key, d.Held); prev != d.Held {
+		if st.memo.due(c, topic, d.Held) {
 			r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonCertificateHeld, "ApplyCertificate",
 				"%s plane: the new certificate in %s is not served, the previous one stays: %s", lp.name, sources(lp), d.Held)
 		}
 		return
 	}
-	r.heldReported.Delete(key)
+	st.memo.resolved(topic)
 }
 
 func sources(lp *loadedPlane) string {
@@ -224,7 +225,7 @@ func (r *Reconciler) writeActive(ctx context.Context, c *v1alpha2.EtcdCluster, n
 			ObjectMeta: ownedMeta(c, name, "tls"), Type: corev1.SecretTypeTLS, Data: data,
 		})
 	}
-	if sameData(got.Data, data) {
+	if maps.EqualFunc(got.Data, data, bytes.Equal) {
 		return nil
 	}
 	patch := client.MergeFrom(got.DeepCopy())
@@ -301,6 +302,8 @@ func bundleName(cluster string, planes []loadedPlane) string {
 	return pki.TrustBundleName(cluster, strconv.FormatUint(h.Sum64(), 36))
 }
 
+// ownedMeta is the metadata of a Secret or ConfigMap the cluster owns: labelled with its cluster
+// (so the label-restricted cache sees it) and controlled by it (so it goes with the cluster).
 func ownedMeta(c *v1alpha2.EtcdCluster, name, component string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: c.Namespace,
@@ -308,16 +311,4 @@ func ownedMeta(c *v1alpha2.EtcdCluster, name, component string) metav1.ObjectMet
 			v1alpha2.LabelAppComponent: component},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, v1alpha2.GroupVersion.WithKind("EtcdCluster"))},
 	}
-}
-
-func sameData(a, b map[string][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range b {
-		if !bytes.Equal(a[k], v) {
-			return false
-		}
-	}
-	return true
 }

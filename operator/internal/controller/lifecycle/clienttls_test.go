@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,14 +49,6 @@ func podsListening(t *testing.T, ns, cluster, listen string) bool {
 	return true
 }
 
-func clusterEvents(t *testing.T, ns, reason string) int {
-	var events eventsv1.EventList
-	if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	return len(slices.DeleteFunc(events.Items, func(e eventsv1.Event) bool { return e.Reason != reason }))
-}
-
 // Adding spec.tls.client to a running plaintext cluster: no member restarts before its
 // certificate exists; then each member is restarted, one at a time, into TLS beside plaintext
 // while the operator keeps dialing plaintext; only once every member serves TLS does the
@@ -78,7 +69,7 @@ func TestClientTLSAddedToRunningCluster(t *testing.T) {
 	waitFor(t, ns, "the rollout held back until the server certificate exists", func() bool {
 		p := meta.FindStatusCondition(getCluster(t, ns, "etcd").Status.Conditions, v1alpha2.ConditionProgressing)
 		return p != nil && p.Reason == v1alpha2.ReasonRollingUpdate && strings.Contains(p.Message, "certificates") &&
-			strings.Contains(p.Message, "step 1 of 2") && clusterEvents(t, ns, v1alpha2.ReasonEnablingClientTLS) > 0
+			strings.Contains(p.Message, "step 1 of 2") && len(events(t, ns, "etcd", v1alpha2.ReasonEnablingClientTLS)) > 0
 	})
 	for name, uid := range oldUID {
 		if p := pod(t, ns, name); p == nil || string(p.UID) != uid {
@@ -128,7 +119,7 @@ func TestClientTLSAddedToRunningCluster(t *testing.T) {
 			t.Errorf("etcd operation %q while enabling client TLS: membership must not change", op)
 		}
 	}
-	waitFor(t, ns, "a ClientTLSServing Event", func() bool { return clusterEvents(t, ns, v1alpha2.ReasonClientTLSServing) == 1 })
+	waitFor(t, ns, "a ClientTLSServing Event", func() bool { return len(events(t, ns, "etcd", v1alpha2.ReasonClientTLSServing)) == 1 })
 }
 
 // Auth added together with client TLS on a running plaintext cluster is enabled only once the

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -92,7 +91,7 @@ func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
 		}
 	}
 	for _, reason := range []string{v1alpha2.ReasonTrustWidened, v1alpha2.ReasonCertificateApplied, v1alpha2.ReasonTrustNarrowed} {
-		waitFor(t, ns, "a "+reason+" Event", func() bool { return clusterEventsAbout(t, ns, "rot", reason) > 0 })
+		waitFor(t, ns, "a "+reason+" Event", func() bool { return len(events(t, ns, "rot", reason)) > 0 })
 	}
 	var cms corev1.ConfigMapList
 	if err := k8s.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{v1alpha2.LabelAppComponent: v1alpha2.ComponentTrustBundle}); err != nil {
@@ -204,18 +203,4 @@ func sameUIDs(a, b map[string]string) bool {
 		}
 	}
 	return len(a) == len(b)
-}
-
-func clusterEventsAbout(t *testing.T, ns, cluster, reason string) int {
-	var events eventsv1.EventList
-	if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range events.Items {
-		if e.Reason == reason && e.Regarding.Kind == "EtcdCluster" && e.Regarding.Name == cluster {
-			n++
-		}
-	}
-	return n
 }

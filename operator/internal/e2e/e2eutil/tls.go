@@ -33,10 +33,10 @@ import (
 // own builder, so the test dials the way the operator does).
 func TLSConfig(t testing.TB, c *framework.Cluster, ns, serverSecret, clientSecret string) *tls.Config {
 	t.Helper()
-	server := secretData(t, c, ns, serverSecret)
+	server := SecretData(t, c, ns, serverSecret)
 	var clientData map[string][]byte
 	if clientSecret != "" {
-		clientData = secretData(t, c, ns, clientSecret)
+		clientData = SecretData(t, c, ns, clientSecret)
 	}
 	cfg, err := tlsmaterial.BuildClientConfig(server, clientData)
 	if err != nil {
@@ -45,7 +45,8 @@ func TLSConfig(t testing.TB, c *framework.Cluster, ns, serverSecret, clientSecre
 	return cfg
 }
 
-func secretData(t testing.TB, c *framework.Cluster, ns, name string) map[string][]byte {
+// SecretData is a Secret's data; the test fails if it cannot be read.
+func SecretData(t testing.TB, c *framework.Cluster, ns, name string) map[string][]byte {
 	t.Helper()
 	s := &corev1.Secret{}
 	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
@@ -82,15 +83,10 @@ func TLSMembersClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *
 	for _, m := range Members(t, c, ns, name) {
 		endpoints = append(endpoints, "https://"+resources.MemberHost(m.Name, name, ns)+":2379")
 	}
-	dial := ClusterDialer(c)
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: cfg,
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
-	})
+	cli, err := tlsClient(t, c, endpoints, cfg, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cli.Close() })
 	return cli
 }
 
@@ -98,9 +94,14 @@ func TLSMembersClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *
 // while it is built, so a refused password is the returned error.
 func TLSEtcdClientAs(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
 	t.Helper()
+	return tlsClient(t, c, []string{"https://" + resources.ClientServiceName(name) + "." + ns + ".svc:2379"}, cfg, user, password)
+}
+
+// tlsClient dials endpoints inside the cluster's network; the client is closed with the test.
+func tlsClient(t testing.TB, c *framework.Cluster, endpoints []string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
 	dial := ClusterDialer(c)
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{"https://" + resources.ClientServiceName(name) + "." + ns + ".svc:2379"},
+		Endpoints:   endpoints,
 		DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: cfg, Username: user, Password: password,
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
 	})

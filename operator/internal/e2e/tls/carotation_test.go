@@ -37,12 +37,12 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	w := e2eutil.StartWriter(cli, "ca-rotation")
 	e2eutil.WaitFor(t, time.Minute, "the writer's first writes", func() bool { return w.Acked() > 10 })
 
-	oldCA := secret(t, c, ns, "etcd-ca")[pki.KeyCert]
+	oldCA := e2eutil.SecretData(t, c, ns, "etcd-ca")[pki.KeyCert]
 	start := time.Now()
 	triggerRenewal(t, c, ns, "etcd-ca")
 	var newCA []byte
 	e2eutil.WaitFor(t, issueTimeout, "a new CA", func() bool {
-		newCA = secret(t, c, ns, "etcd-ca")[pki.KeyCert]
+		newCA = e2eutil.SecretData(t, c, ns, "etcd-ca")[pki.KeyCert]
 		return !bytes.Equal(newCA, oldCA)
 	})
 	for _, name := range []string{pki.ServerCertificateName(cluster), pki.OperatorClientCertificateName(cluster), pki.PeerCertificateName(cluster)} {
@@ -101,7 +101,7 @@ func logEvents(t *testing.T, c *framework.Cluster, ns string, start time.Time) {
 func rotatedTo(t *testing.T, c *framework.Cluster, ns, cluster string, ca []byte) bool {
 	want := trust.Merge(nil, ca)
 	for _, name := range []string{pki.ActiveServerSecretName(cluster), pki.ActiveOperatorClientSecretName(cluster), pki.ActivePeerSecretName(cluster)} {
-		s := secret(t, c, ns, name)
+		s := e2eutil.SecretData(t, c, ns, name)
 		if !bytes.Equal(s[pki.KeyCA], want) || !trust.Verifies(want, s[pki.KeyCert], time.Now()) {
 			return false
 		}
@@ -126,13 +126,4 @@ func rotatedTo(t *testing.T, c *framework.Cluster, ns, cluster string, ca []byte
 		}
 	}
 	return e2eutil.GetCluster(t, c, ns, cluster).Status.Rollout == nil
-}
-
-func secret(t *testing.T, c *framework.Cluster, ns, name string) map[string][]byte {
-	t.Helper()
-	s := &corev1.Secret{}
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
-		t.Fatal(err)
-	}
-	return s.Data
 }

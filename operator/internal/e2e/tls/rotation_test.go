@@ -69,11 +69,7 @@ func assertNoRestart(t *testing.T, c *framework.Cluster, ns, cluster string, bef
 // leafSerial is the serial of the leaf in a Secret's tls.crt.
 func leafSerial(t *testing.T, c *framework.Cluster, ns, secret string) *big.Int {
 	t.Helper()
-	s := &corev1.Secret{}
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: secret}, s); err != nil {
-		t.Fatal(err)
-	}
-	block, _ := pem.Decode(s.Data[pki.KeyCert])
+	block, _ := pem.Decode(e2eutil.SecretData(t, c, ns, secret)[pki.KeyCert])
 	if block == nil {
 		t.Fatalf("Secret %s has no PEM in %s", secret, pki.KeyCert)
 	}
