@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -119,7 +120,10 @@ func assertServedIsTrusted(t *testing.T, ns string) {
 		if !p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		bundle := mountedBundle(t, ns, &p)
+		bundle, live := mountedBundle(t, ns, &p)
+		if !live {
+			continue
+		}
 		for key, certs := range served {
 			for _, cert := range certs {
 				if !trust.Verifies([]byte(bundle[key]), cert, time.Now()) {
@@ -147,8 +151,11 @@ func rotated(t *testing.T, ns string, want byoPKI, ca []byte) bool {
 		return false
 	}
 	for _, p := range pods.Items {
-		b := mountedBundle(t, ns, &p)
-		if !p.DeletionTimestamp.IsZero() || !podServing(p.Name) ||
+		if !p.DeletionTimestamp.IsZero() {
+			return false
+		}
+		b, live := mountedBundle(t, ns, &p)
+		if !live || !podServing(p.Name) ||
 			!bytes.Equal(trust.Merge(nil, []byte(b[resources.TrustKeyClientCA])), ca) ||
 			!bytes.Equal(trust.Merge(nil, []byte(b[resources.TrustKeyPeerCA])), ca) {
 			return false
@@ -166,19 +173,40 @@ func activeData(t *testing.T, ns, name string) map[string][]byte {
 	return s.Data
 }
 
-func mountedBundle(t *testing.T, ns string, p *corev1.Pod) map[string]string {
+// mountedBundle is the content of the trust bundle p mounts. live is false when p went away
+// after it was listed (its bundle may be pruned by then); a live Pod whose bundle is missing
+// fails the test, as a member could not start.
+func mountedBundle(t *testing.T, ns string, p *corev1.Pod) (data map[string]string, live bool) {
 	t.Helper()
 	for _, v := range p.Spec.Volumes {
 		if v.Name == resources.TrustVolume && v.ConfigMap != nil {
 			cm := &corev1.ConfigMap{}
-			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, cm); err != nil {
+			err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, cm)
+			if apierrors.IsNotFound(err) && !podLive(t, ns, p) {
+				return nil, false
+			}
+			if err != nil {
 				t.Fatalf("Pod %s mounts trust bundle %s: %v", p.Name, v.ConfigMap.Name, err)
 			}
-			return cm.Data
+			return cm.Data, true
 		}
 	}
 	t.Fatalf("Pod %s mounts no trust bundle", p.Name)
-	return nil
+	return nil, false
+}
+
+// podLive reports whether p (this very Pod, by UID) still exists and is not terminating.
+func podLive(t *testing.T, ns string, p *corev1.Pod) bool {
+	t.Helper()
+	now := &corev1.Pod{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: p.Name}, now)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now.UID == p.UID && now.DeletionTimestamp.IsZero()
 }
 
 // podUIDs maps each live member Pod's UID to its member.
