@@ -31,8 +31,11 @@ type Writer struct {
 }
 
 // trustFailures are what a client sees when a member or the client distrusts the other's
-// certificate: the failures a CA rotation must never cause.
-var trustFailures = []string{"x509", "certificate", "tls:", "handshake"}
+// certificate ("x509: certificate signed by unknown authority", the alerts "tls: bad
+// certificate", "tls: unknown certificate authority"): the failures a CA rotation must never
+// cause. A handshake cut short by a member that is restarting ("handshake failed: EOF") is
+// not one: it is a restart, which any rollout causes.
+var trustFailures = []string{"x509", "certificate"}
 
 // leaderChangeRefusals are etcd's answers to a proposal made while leadership moves: the write
 // was refused before it reached the log (nothing applied), so a client retries it safely.
