@@ -92,6 +92,20 @@ test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
 .PHONY: test
 test: verify lint test-unit test-e2e ## Everything CI runs.
 
+# The operator build an upgrade is tested from: by default the last commit before members
+# moved onto the operator's active TLS copies and trust bundle. Needs that commit in the clone.
+PREVIOUS_REF ?= 8145b25^
+
+.PHONY: test-upgrade
+test-upgrade: tools build ## Upgrade from the operator at PREVIOUS_REF to this tree under writes, on the local cluster (root).
+	hack/e2e-deps.sh
+	rm -rf bin/previous && mkdir -p bin/previous/src
+	git archive $(PREVIOUS_REF) | tar -x -C bin/previous/src
+	cd bin/previous/src && go build -o ../manager ./operator/cmd/manager
+	rm -rf bin/previous/src
+	$(E2E_ENV) LC_PREVIOUS_OPERATOR_BIN=$(CURDIR)/bin/previous/manager go test -count=1 -v -tags e2e \
+		-run '^TestUpgradeFromPreviousOperator$$' ./operator/internal/e2e/restart/
+
 .PHONY: bench
 bench: tools build ## Benchmarks on the local cluster (needs root; prints tables). BENCH_IDLE_CLUSTERS=100 by default.
 	hack/e2e-deps.sh

@@ -87,10 +87,17 @@ type Operator struct {
 // the test. extra flags are appended to the defaults.
 func StartOperator(t testing.TB, c *framework.Cluster, extra ...string) *Operator {
 	t.Helper()
-	bin, err := operatorBinary(c)
+	bin, err := OperatorBinary(c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return StartOperatorFrom(t, c, bin, extra...)
+}
+
+// StartOperatorFrom starts the operator binary bin (another build, e.g. a previous release);
+// it is killed with the test.
+func StartOperatorFrom(t testing.TB, c *framework.Cluster, bin string, extra ...string) *Operator {
+	t.Helper()
 	o := &Operator{c: c, bin: bin, logPath: filepath.Join(c.State.Dir, "operator.log"),
 		args: append([]string{"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=" + probeAddr,
 			"--leader-elect=false"}, extra...)}
@@ -101,7 +108,8 @@ func StartOperator(t testing.TB, c *framework.Cluster, extra ...string) *Operato
 	return o
 }
 
-func operatorBinary(c *framework.Cluster) (string, error) {
+// OperatorBinary is $LC_OPERATOR_BIN, or this tree's operator built for c.
+func OperatorBinary(c *framework.Cluster) (string, error) {
 	if b := os.Getenv("LC_OPERATOR_BIN"); b != "" {
 		return b, nil
 	}
@@ -111,6 +119,17 @@ func operatorBinary(c *framework.Cluster) (string, error) {
 	}
 	out := filepath.Join(filepath.Dir(c.State.Dir), ".bin", "manager")
 	return out, localcluster.BuildBinary(root, "./operator/cmd/manager", out)
+}
+
+// Upgrade kills the running operator and starts the binary bin in its place, with the same flags.
+func (o *Operator) Upgrade(bin string) error {
+	if err := o.Kill(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	o.bin = bin
+	o.mu.Unlock()
+	return o.Start()
 }
 
 // Start runs a new operator process (after Kill).
