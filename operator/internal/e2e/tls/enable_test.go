@@ -56,6 +56,9 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 	// the first member serves both, the operator is killed and started again.
 	servedBoth, killed := map[string]bool{}, false
 	step1 := e2eutil.WaitFor(t, convergeTimeout, "status.clientTLSServing", func() bool {
+		// The latch is read before the Pods: when it is set, every member served both at that
+		// moment, so the Pods read next still show the last of them (step 2 has barely begun).
+		latched := e2eutil.GetCluster(t, c, ns, "etcd").Status.ClientTLSServing
 		for _, m := range e2eutil.Members(t, c, ns, "etcd") {
 			if p := e2eutil.Pod(t, c, ns, m.Name); p != nil && e2eutil.PodReady(p) && hasArg(p.Spec.Containers[0].Command, listenBoth) {
 				servedBoth[m.Name] = true
@@ -70,7 +73,7 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 			}
 			killed = true
 		}
-		return e2eutil.GetCluster(t, c, ns, "etcd").Status.ClientTLSServing
+		return latched
 	})
 	if !killed {
 		t.Error("the operator was not restarted during step 1")
