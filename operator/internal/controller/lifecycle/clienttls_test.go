@@ -60,10 +60,7 @@ func TestClientTLSAddedToRunningCluster(t *testing.T) {
 	waitFor(t, ns, "three healthy plaintext members", converged(t, ns, "etcd", 3))
 	fc := fakeEtcd.Cluster(topology.Key(ns, "etcd"))
 	opsBefore := len(fc.Ops())
-	oldUID := map[string]string{}
-	for _, m := range members(t, ns, "etcd") {
-		oldUID[m.Name] = string(pod(t, ns, m.Name).UID)
-	}
+	oldUID := podUIDs(t, ns)
 
 	addClientTLS(t, ns, "etcd", nil)
 	waitFor(t, ns, "the rollout held back until the server certificate exists", func() bool {

@@ -51,6 +51,22 @@ func pod(t *testing.T, ns, name string) *corev1.Pod {
 	return p
 }
 
+// podUIDs maps each live Pod in ns (named after its member) to its UID: a new UID is a restart.
+func podUIDs(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp.IsZero() {
+			out[p.Name] = string(p.UID)
+		}
+	}
+	return out
+}
+
 func pdb(t *testing.T, ns, name string) *policyv1.PodDisruptionBudget {
 	t.Helper()
 	p := &policyv1.PodDisruptionBudget{}

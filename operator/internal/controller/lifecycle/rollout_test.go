@@ -23,10 +23,7 @@ func TestRollingUpdateRestartsOneMemberAtATime(t *testing.T) {
 	waitFor(t, ns, "three healthy members", converged(t, ns, "etcd", 3))
 	fc := fakeEtcd.Cluster(topology.Key(ns, "etcd"))
 	opsBefore := len(fc.Ops())
-	oldUID := map[string]string{}
-	for _, m := range members(t, ns, "etcd") {
-		oldUID[m.Name] = string(pod(t, ns, m.Name).UID)
-	}
+	oldUID := podUIDs(t, ns)
 	leaderBefore := leaderName(t, ns, "etcd")
 
 	c := getCluster(t, ns, "etcd")

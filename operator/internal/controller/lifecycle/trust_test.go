@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"bytes"
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
 	waitFor(t, ns, "the renewed server certificate served", func() bool {
 		return bytes.Equal(activeData(t, ns, pki.ActiveServerSecretName("rot"))[pki.KeyCert], renewed[pki.KeyCert])
 	})
-	if after := podUIDs(t, ns); len(after) != 3 || !sameUIDs(uids, after) {
+	if after := podUIDs(t, ns); len(after) != 3 || !maps.Equal(uids, after) {
 		t.Fatalf("a renewal by the trusted CA restarted members: %v -> %v", uids, after)
 	}
 
@@ -78,7 +79,7 @@ func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
 	seen := map[string]map[string]bool{} // member -> Pod UIDs seen
 	waitFor(t, ns, "the rotation to finish", func() bool {
 		assertServedIsTrusted(t, ns)
-		for uid, member := range podUIDs(t, ns) {
+		for member, uid := range podUIDs(t, ns) {
 			if seen[member] == nil {
 				seen[member] = map[string]bool{}
 			}
@@ -207,28 +208,4 @@ func podLive(t *testing.T, ns string, p *corev1.Pod) bool {
 		t.Fatal(err)
 	}
 	return now.UID == p.UID && now.DeletionTimestamp.IsZero()
-}
-
-// podUIDs maps each live member Pod's UID to its member.
-func podUIDs(t *testing.T, ns string) map[string]string {
-	var pods corev1.PodList
-	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp.IsZero() {
-			out[string(p.UID)] = p.Name
-		}
-	}
-	return out
-}
-
-func sameUIDs(a, b map[string]string) bool {
-	for uid := range a {
-		if _, ok := b[uid]; !ok {
-			return false
-		}
-	}
-	return len(a) == len(b)
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -145,6 +146,21 @@ func FindEvent(t testing.TB, c *framework.Cluster, ns, object, reason string) *e
 		}
 	}
 	return nil
+}
+
+// LogEvents logs the Events in ns since start in time order: a failed scenario's timeline.
+func LogEvents(t testing.TB, c *framework.Cluster, ns string, start time.Time) {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := c.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	for _, e := range list.Items {
+		if e.EventTime.After(start) {
+			t.Logf("%s %s/%s %s: %s", e.EventTime.Format("15:04:05.000"), e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Note)
+		}
+	}
 }
 
 // WaitConvergedTLS is WaitConverged for a cluster whose client plane is TLS.

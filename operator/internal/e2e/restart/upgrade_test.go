@@ -3,14 +3,11 @@
 package restart
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -23,7 +20,7 @@ import (
 const previousOperatorEnv = "LC_PREVIOUS_OPERATOR_BIN"
 
 // upgradeTimeout bounds the move of a 3-member cluster onto the new build's template.
-var upgradeTimeout = 3 * time.Minute
+const upgradeTimeout = 3 * time.Minute
 
 // userServerSecret is the user's certificate Secret, used on both planes.
 const userServerSecret = "up-server"
@@ -122,38 +119,31 @@ func memberIdentities(t *testing.T, c *framework.Cluster, ns, cluster string) (i
 }
 
 // onActiveCopies: every member's Pod is Ready, mounts a trust bundle, and mounts the operator's
-// active copies instead of the user's Secrets.
+// active copies instead of the user's Secret.
 func onActiveCopies(t *testing.T, c *framework.Cluster, ns, cluster string) bool {
-	active := map[string]bool{pki.ActiveServerSecretName(cluster): false, pki.ActivePeerSecretName(cluster): false}
 	for _, m := range e2eutil.Members(t, c, ns, cluster) {
 		p := e2eutil.Pod(t, c, ns, m.Name)
 		if p == nil || !p.DeletionTimestamp.IsZero() || !e2eutil.PodReady(p) {
 			return false
 		}
-		bundle := false
-		for name := range active {
-			active[name] = false
-		}
+		mounted := map[string]bool{}
 		for _, v := range p.Spec.Volumes {
 			switch {
-			case v.Name == resources.TrustVolume && v.ConfigMap != nil:
-				bundle = true
-			case v.Secret != nil && v.Secret.SecretName == userServerSecret:
-				return false
 			case v.Secret != nil:
-				if _, ok := active[v.Secret.SecretName]; ok {
-					active[v.Secret.SecretName] = true
-				}
+				mounted[v.Secret.SecretName] = true
+			case v.Name == resources.TrustVolume && v.ConfigMap != nil:
+				mounted[resources.TrustVolume] = true
 			}
 		}
-		if !bundle || !active[pki.ActiveServerSecretName(cluster)] || !active[pki.ActivePeerSecretName(cluster)] {
+		if mounted[userServerSecret] || !mounted[resources.TrustVolume] ||
+			!mounted[pki.ActiveServerSecretName(cluster)] || !mounted[pki.ActivePeerSecretName(cluster)] {
 			return false
 		}
 	}
 	return e2eutil.GetCluster(t, c, ns, cluster).Status.Rollout == nil
 }
 
-// logState prints the cluster's conditions, its members' Pod volumes and its Events.
+// logState logs the cluster's conditions, its members' Pod volumes and the namespace's Events.
 func logState(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	ec := e2eutil.GetCluster(t, c, ns, cluster)
 	for _, cond := range ec.Status.Conditions {
@@ -173,10 +163,5 @@ func logState(t *testing.T, c *framework.Cluster, ns, cluster string) {
 			t.Logf("member %s: Pod ready=%v volumes %v", m.Name, e2eutil.PodReady(p), vols)
 		}
 	}
-	var events eventsv1.EventList
-	if err := c.Client.List(context.Background(), &events, client.InNamespace(ns)); err == nil {
-		for _, e := range events.Items {
-			t.Logf("event %s/%s %s: %s", e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Note)
-		}
-	}
+	e2eutil.LogEvents(t, c, ns, time.Time{})
 }

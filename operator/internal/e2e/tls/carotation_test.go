@@ -5,12 +5,10 @@ package tls
 import (
 	"bytes"
 	"context"
-	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -78,21 +76,7 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	}
 	t.Logf("rotation took %s in all", time.Since(start).Round(time.Millisecond))
 	if t.Failed() {
-		logEvents(t, c, ns, start)
-	}
-}
-
-// logEvents prints the namespace's Events since start, for a failed rotation's timeline.
-func logEvents(t *testing.T, c *framework.Cluster, ns string, start time.Time) {
-	var list eventsv1.EventList
-	if err := c.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
-	for _, e := range list.Items {
-		if e.EventTime.After(start) {
-			t.Logf("%s %s/%s %s: %s", e.EventTime.Format("15:04:05.000"), e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Note)
-		}
+		e2eutil.LogEvents(t, c, ns, start)
 	}
 }
 
