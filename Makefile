@@ -81,13 +81,16 @@ lint: tools ## go vet, staticcheck (e2e files included) and helm lint.
 test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and etcd from the tools cache).
 	go test $(GO_TEST_FLAGS) ./...
 
+# Every e2e package, in one list: the local cluster's own tests under e2e/ and the product's
+# suites under operator/internal/e2e/ (the table in docs/development.md says what each proves).
+E2E_PACKAGES := ./e2e/... ./operator/internal/e2e/...
 # The binaries the local cluster and the e2e suites run (built by `make build`).
 E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager
 
 .PHONY: test-e2e
 test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
 	hack/e2e-deps.sh
-	$(E2E_ENV) go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) ./e2e/... ./operator/internal/e2e/...
+	$(E2E_ENV) go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
 .PHONY: test
 test: verify lint test-unit test-e2e ## Everything CI runs.
@@ -110,7 +113,7 @@ test-upgrade: tools build ## Upgrade from the operator at PREVIOUS_REF to this t
 bench: tools build ## Benchmarks on the local cluster (needs root; prints tables). BENCH_IDLE_CLUSTERS=100 by default.
 	hack/e2e-deps.sh
 	$(E2E_ENV) go test -run '^$$' -bench . -benchtime 1x -tags e2e ./e2e/...
-	$(E2E_ENV) go test -run '^TestBench$$' -v -count=1 -timeout 90m -tags e2e,bench ./operator/internal/e2e/bench/
+	$(E2E_ENV) go test -run '^TestBench' -v -count=1 -timeout 90m -tags e2e,bench ./operator/internal/e2e/bench/
 
 ##@ Develop
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -85,6 +86,36 @@ bootstrap:
 `},
 	{name: "pdb-by-chart", values: `podDisruptionBudget: {mode: chart, minAvailable: 2}`},
 	{name: "restore-pvc", values: `bootstrap: {restore: {source: pvc, pvc: {claimName: backups, subPath: snap.db}}}`},
+	{name: "restore-snapshot", values: `bootstrap: {restore: {source: snapshot, snapshotName: etcd-29412345}}`},
+	{name: "backup-s3-secret", values: `
+backup:
+  enabled: true
+  schedule: "*/30 * * * *"
+  timeZone: Europe/Berlin
+  suspend: true
+  concurrencyPolicy: Replace
+  startingDeadlineSeconds: 600
+  retention: {keepLast: 48, maxAge: 168h, keepFailed: 0}
+  deletionPolicy: Retain
+  s3:
+    endpoint: https://s3.example
+    bucket: backups
+    prefix: tenants/a/etcd
+    region: eu-1
+    forcePathStyle: true
+    credentials: {secretName: s3-creds}
+quorumLoss: RestoreLatestSnapshot
+`},
+	{name: "backup-s3-inline-keys", values: `
+backup:
+  enabled: true
+  s3:
+    endpoint: http://minio.storage.svc:9000
+    bucket: etcd
+    credentials: {accessKeyId: AKIAEXAMPLE, secretAccessKey: wJalrXUtnFEMI-example}
+quorumLoss: RebuildFromSurvivor
+`},
+	{name: "backup-pvc", values: `backup: {enabled: true, destination: pvc, pvc: {claimName: etcd-backups, subPath: daily}}`},
 }
 
 var etcdRejects = []rejectCase{
@@ -108,6 +139,22 @@ var etcdRejects = []rejectCase{
 	{name: "certificate duration in days", values: `tls: {issuers: {certificateTemplate: {duration: 90d}}}`, wantErr: []string{"/tls/issuers/certificateTemplate/duration", "does not match pattern"}},
 	{name: "secrets without peer", values: `tls: {mode: secrets, secrets: {server: s, operatorClient: c}}`, wantErr: []string{"tls.secrets.peer"}},
 	{name: "s3 restore without key", values: `bootstrap: {restore: {source: s3, s3: {endpoint: e, bucket: b, credentialsSecretName: c}}}`, wantErr: []string{"bootstrap.restore.s3"}},
+	{name: "restore source", values: `bootstrap: {restore: {source: etcdsnapshot}}`, wantErr: []string{"/bootstrap/restore/source", "snapshot"}},
+	{name: "snapshot restore without name", values: `bootstrap: {restore: {source: snapshot}}`, wantErr: []string{"bootstrap.restore.source=snapshot needs bootstrap.restore.snapshotName"}},
+	{name: "snapshot name not a name", values: `bootstrap: {restore: {source: snapshot, snapshotName: Snap_1}}`, wantErr: []string{"/bootstrap/restore/snapshotName", "does not match pattern"}},
+	{name: "restore on tmpfs", values: `{storage: {medium: Memory}, bootstrap: {restore: {source: snapshot, snapshotName: s}}}`, wantErr: []string{"bootstrap.restore.source=snapshot is refused with storage.medium=Memory", "set storage.medium"}},
+	{name: "quorum loss policy", values: `quorumLoss: Rebuild`, wantErr: []string{"/quorumLoss", "RebuildFromSurvivor"}},
+	{name: "backup concurrency policy", values: `backup: {concurrencyPolicy: Allow}`, wantErr: []string{"/backup/concurrencyPolicy", "Forbid"}},
+	{name: "backup destination", values: `backup: {destination: gcs}`, wantErr: []string{"/backup/destination", "pvc"}},
+	{name: "backup deletion policy", values: `backup: {deletionPolicy: delete}`, wantErr: []string{"/backup/deletionPolicy", "Retain"}},
+	{name: "backup keeps none", values: `backup: {retention: {keepLast: 0}}`, wantErr: []string{"/backup/retention/keepLast", "minimum"}},
+	{name: "backup max age in days", values: `backup: {retention: {maxAge: 7d}}`, wantErr: []string{"/backup/retention/maxAge", "does not match pattern"}},
+	{name: "backup time zone", values: `backup: {timeZone: "Europe Berlin"}`, wantErr: []string{"/backup/timeZone", "does not match pattern"}},
+	{name: "backup to s3 without bucket", values: `backup: {enabled: true, s3: {endpoint: e, credentials: {secretName: c}}}`, wantErr: []string{"backup.destination=s3 needs backup.s3.endpoint and backup.s3.bucket"}},
+	{name: "backup to s3 without credentials", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b}}`, wantErr: []string{"backup.s3.credentials.secretName", "accessKeyId and secretAccessKey"}},
+	{name: "backup to s3 with half the keys", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b, credentials: {accessKeyId: a}}}`, wantErr: []string{"both backup.s3.credentials.accessKeyId and secretAccessKey"}},
+	{name: "backup to s3 with a Secret and keys", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b, credentials: {secretName: c, accessKeyId: a, secretAccessKey: k}}}`, wantErr: []string{"either secretName", "not both"}},
+	{name: "backup to pvc without claim", values: `backup: {enabled: true, destination: pvc}`, wantErr: []string{"backup.destination=pvc needs backup.pvc.claimName"}},
 }
 
 func TestEtcdChartRenders(t *testing.T) {
@@ -121,6 +168,7 @@ func TestEtcdChartRenders(t *testing.T) {
 			checkVPATarget(t, ms)
 			checkDataStore(t, ms)
 			checkMetricsService(t, ms)
+			checkBackupSchedule(t, ms)
 		})
 	}
 }
@@ -281,5 +329,48 @@ func checkMetricsService(t *testing.T, ms []chartrender.Manifest) {
 	scrapes := slices.Concat(objects(ms, "ServiceMonitor"), objects(ms, "VMServiceScrape"))
 	if len(scrapes) > 0 && len(objects(ms, "Service")) != 1 {
 		t.Errorf("scrape objects without the metrics Service")
+	}
+}
+
+// checkBackupSchedule: the schedule decodes into the API type (unknown fields refused) and backs up
+// the chart's own cluster; a Secret is rendered only as the schedule's S3 credentials, with both
+// keys and kept on uninstall, so none is rendered when the schedule reads a Secret of the user's.
+func checkBackupSchedule(t *testing.T, ms []chartrender.Manifest) {
+	t.Helper()
+	secrets := objects(ms, "Secret")
+	schedules := objects(ms, "EtcdBackupSchedule")
+	if len(schedules) == 0 {
+		if len(secrets) > 0 {
+			t.Errorf("%d Secrets rendered without a backup schedule", len(secrets))
+		}
+		return
+	}
+	bs := &v1alpha2.EtcdBackupSchedule{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(one(t, ms, "EtcdBackupSchedule").Object, bs, true); err != nil {
+		t.Fatalf("EtcdBackupSchedule does not decode into v1alpha2.EtcdBackupSchedule: %v", err)
+	}
+	if c := one(t, ms, "EtcdCluster"); bs.Spec.ClusterRef.Name != c.GetName() || bs.Namespace != c.GetNamespace() {
+		t.Errorf("EtcdBackupSchedule %s/%s backs up %s, want the EtcdCluster %s/%s", bs.Namespace, bs.Name, bs.Spec.ClusterRef.Name, c.GetNamespace(), c.GetName())
+	}
+	var creds string
+	if s3 := bs.Spec.SnapshotTemplate.Destination.S3; s3 != nil {
+		creds = s3.CredentialsSecretRef.Name
+	}
+	for _, u := range secrets {
+		sec := &corev1.Secret{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, sec, true); err != nil {
+			t.Fatal(err)
+		}
+		if sec.Name != creds {
+			t.Errorf("Secret %s is rendered, but the backup schedule reads %q", sec.Name, creds)
+		}
+		for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+			if len(sec.Data[k]) == 0 {
+				t.Errorf("Secret %s has no %s", sec.Name, k)
+			}
+		}
+		if sec.Annotations["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("Secret %s is deleted on uninstall, but the snapshots that outlive the release read it", sec.Name)
+		}
 	}
 }

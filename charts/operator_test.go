@@ -1,14 +1,20 @@
 package charts_test
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cozystack/etcd-operator/internal/chartrender"
 )
@@ -78,9 +84,58 @@ func TestOperatorChartCRDs(t *testing.T) {
 			crds = append(crds, m.Object.GetName())
 		}
 	}
-	want := []string{"etcdclusters.etcd-operator.cozystack.io", "etcdmembers.etcd-operator.cozystack.io"}
+	want := []string{"etcdbackupschedules.etcd-operator.cozystack.io", "etcdclusters.etcd-operator.cozystack.io",
+		"etcdmembers.etcd-operator.cozystack.io", "etcdrestores.etcd-operator.cozystack.io", "etcdsnapshots.etcd-operator.cozystack.io"}
 	if !slices.Equal(crds, want) {
 		t.Errorf("CRDs %v, want %v", crds, want)
+	}
+}
+
+// The ClusterRole is files/rbac/role.yaml (generated from the +kubebuilder:rbac markers) as is,
+// and it lets the manager watch every kind the chart ships a CRD for and write its status.
+func TestOperatorChartRBAC(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(operatorChart, "files", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, generated); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := chartrender.RenderManifests(operatorChart, nil, chartrender.Options{Namespace: operatorNamespace, IncludeCRDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(one(t, ms, "ClusterRole").Object, role, true); err != nil {
+		t.Fatal(err)
+	}
+	if len(generated.Rules) == 0 || !reflect.DeepEqual(role.Rules, generated.Rules) {
+		t.Errorf("rendered ClusterRole rules differ from files/rbac/role.yaml:\n%+v\nwant\n%+v", role.Rules, generated.Rules)
+	}
+	allows := func(group, resource, verb string) bool {
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	crds := objects(ms, "CustomResourceDefinition")
+	if len(crds) == 0 {
+		t.Fatal("no CRDs rendered")
+	}
+	for _, m := range crds {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Object, crd); err != nil {
+			t.Fatal(err)
+		}
+		g, plural := crd.Spec.Group, crd.Spec.Names.Plural
+		for _, need := range [][2]string{{plural, "get"}, {plural, "list"}, {plural, "watch"}, {plural + "/status", "update"}} {
+			if !allows(g, need[0], need[1]) {
+				t.Errorf("the ClusterRole does not allow %s on %s.%s", need[1], need[0], g)
+			}
+		}
 	}
 }
 
@@ -108,7 +163,23 @@ func checkDeployment(t *testing.T, ms []chartrender.Manifest) *appsv1.Deployment
 		t.Errorf("want the token mounted by the manager Pod only (ServiceAccount %s automount %v, Pod of %s automount %v)",
 			sa.Name, sa.AutomountServiceAccountToken, pod.ServiceAccountName, pod.AutomountServiceAccountToken)
 	}
+	checkAgentImage(t, pod.Containers[0])
 	return d
+}
+
+// checkAgentImage: snapshot and restore agents run the manager's own binary, so --agent-image is
+// the image the manager runs, whatever image.repository and image.tag say.
+func checkAgentImage(t *testing.T, manager corev1.Container) {
+	t.Helper()
+	var agent []string
+	for _, a := range manager.Args {
+		if v, ok := strings.CutPrefix(a, "--agent-image="); ok {
+			agent = append(agent, v)
+		}
+	}
+	if len(agent) != 1 || agent[0] != manager.Image {
+		t.Errorf("manager args %v: want exactly one --agent-image=%s (the manager's image)", manager.Args, manager.Image)
+	}
 }
 
 // checkOperatorSelectors: the PDB and the VPA point at the Deployment, and the scrape objects

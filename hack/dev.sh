@@ -15,10 +15,16 @@ hack/e2e-deps.sh
 
 cleanup() {
 	trap '' INT TERM # a second Ctrl-C must not interrupt the teardown
+	# Without this, errexit ends the trap at the first failing step: `wait` for an operator killed
+	# by the kill below returns 143, and the cluster was left to the supervisor's owner check.
+	set +e
 	echo
 	echo "[dev] tearing down local cluster $NAME ..."
-	[[ -n "${OPERATOR_PID:-}" ]] && kill "$OPERATOR_PID" 2>/dev/null && wait "$OPERATOR_PID" 2>/dev/null
-	"$LC" down --name "$NAME" || true
+	if [[ -n "${OPERATOR_PID:-}" ]]; then
+		kill "$OPERATOR_PID" 2>/dev/null
+		wait "$OPERATOR_PID" 2>/dev/null
+	fi
+	"$LC" down --name "$NAME"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -28,21 +34,32 @@ trap 'exit 130' INT TERM
 KUBECONFIG="$("$LC" kubeconfig --name "$NAME")"
 export KUBECONFIG
 "$KUBECTL" apply --server-side -f charts/etcd-operator/crds/ >/dev/null
-echo "[dev] CRDs installed"
+# An operator started before its CRDs are served fails to set up its watches and logs errors
+# until they are: wait for the apiserver to serve them first.
+"$KUBECTL" wait --for=condition=Established --timeout=60s -f charts/etcd-operator/crds/ >/dev/null
+echo "[dev] CRDs installed and served"
 
 # The operator runs as a process inside the cluster's network namespace (so it reaches member Pods
-# and cluster DNS) with an in-cluster admin kubeconfig.
+# and cluster DNS) with an in-cluster admin kubeconfig. Its log is for a human here: console
+# encoding instead of JSON (not --zap-devel, which would also turn on debug logs and stack traces).
 "$LC" exec --name "$NAME" -- bin/manager --leader-elect=false --metrics-bind-address=0 \
-	--health-probe-bind-address=127.0.0.1:18081 --etcd-image-repository=quay.io/coreos/etcd &
+	--health-probe-bind-address=127.0.0.1:18081 --etcd-image-repository=quay.io/coreos/etcd \
+	--zap-encoder=console &
 OPERATOR_PID=$!
 
 "$KUBECTL" apply -f docs/examples/etcdcluster-sample.yaml
+REPLICAS="$("$KUBECTL" get etcdcluster/sample -o jsonpath='{.spec.replicas}')"
 echo "[dev] waiting for EtcdCluster default/sample to become Available ..."
 "$KUBECTL" wait etcdcluster/sample --for=condition=Available --timeout=5m
+# Available means quorum, which the first members reach while the others are still joining.
+# Ready means every member ready and nothing left in progress.
+echo "[dev] waiting for all $REPLICAS members of default/sample to be ready ..."
+"$KUBECTL" wait etcdcluster/sample --for=jsonpath='{.status.readyMembers}'="$REPLICAS" --timeout=5m >/dev/null
+"$KUBECTL" wait etcdcluster/sample --for=condition=Progressing=False --timeout=5m >/dev/null
 
 cat <<MSG
 
-[dev] The local cluster "$NAME" is up with a 3-member etcd cluster. In another shell:
+[dev] The local cluster "$NAME" is up with a $REPLICAS-member etcd cluster, every member ready. In another shell:
 
   export KUBECONFIG=$KUBECONFIG
   export PATH=$(dirname "$KUBECTL"):\$PATH

@@ -4,7 +4,7 @@
 # recipe marker; builds happen in a temp folder renamed at the end, so an interrupted
 # build is never trusted. Nothing prebuilt is downloaded.
 #
-# Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns cert-manager
+# Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns cert-manager versitygw
 #        hack/tools.sh --print-dir  prints the cache folder and exits
 # Output: progress on stderr; the last stdout line is the envtest assets folder.
 set -euo pipefail
@@ -104,8 +104,38 @@ go_install() { # MODULE_PKG@VERSION [ldflags]
 	GOBIN="$OUT" go install -trimpath -ldflags "-s -w ${2:-}" "$1" >&2
 }
 build_controller_gen() { go_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"; }
-build_helm() { go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"; }
+
+# helm's release builds stamp the Kubernetes version that `helm template`/`lint` assume without
+# --kube-version; unstamped it is v1.20.0, which charts requiring a newer Kubernetes refuse. As
+# helm's Makefile does: major = 1 + client-go's major (v0.x), minor = client-go's minor, read from
+# helm's own go.mod. Bump HELM_RECIPE when build_helm changes: it salts the recipe marker.
+HELM_RECIPE=2
+helm_ldflags() {
+	local gomod cg major minor
+	gomod="$(go list -m -f '{{.GoMod}}' "helm.sh/helm/v3@$HELM_VERSION")"
+	cg="$(awk '$1 == "k8s.io/client-go" && $2 ~ /^v/ { print $2; exit }' "$gomod")"
+	[[ "$cg" =~ ^v([0-9]+)\.([0-9]+)\. ]] || { log "helm $HELM_VERSION: no k8s.io/client-go version in $gomod"; return 1; }
+	major=$(( BASH_REMATCH[1] + 1 )) minor="${BASH_REMATCH[2]}"
+	local ld="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+	for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+		ld="$ld -X $p.k8sVersionMajor=$major -X $p.k8sVersionMinor=$minor"
+	done
+	echo "$ld"
+}
+build_helm() {
+	local ld; ld="$(helm_ldflags)"
+	go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "$ld"
+}
 build_staticcheck() { go_install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"; }
+# versitygw (S3 gateway; the e2e tests use its posix backend). Its Makefile stamps these three
+# from git, which a module-proxy build does not have: the version, and the version's commit time
+# from the proxy as BuildTime, so the binary stays reproducible.
+build_versitygw() {
+	local m="github.com/versity/versitygw" t
+	t="$(go list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' "$m@$VERSITYGW_VERSION")"
+	go_install "$m/cmd/versitygw@$VERSITYGW_VERSION" \
+		"-X main.Version=$VERSITYGW_VERSION -X main.Build=module-proxy -X main.BuildTime=$t"
+}
 build_coredns() { go_install "github.com/coredns/coredns@$COREDNS_VERSION" "-X github.com/coredns/coredns/coremain.GitCommit=module-proxy"; }
 
 # cert-manager's controller main is not on the module proxy (it lives in a nested module), so a
@@ -144,7 +174,7 @@ link_envtest_assets() {
 	echo "$dir"
 }
 
-want="${*:-etcd kube controller-gen helm staticcheck coredns cert-manager}"
+want="${*:-etcd kube controller-gen helm staticcheck coredns cert-manager versitygw}"
 total_start=$(date +%s)
 for t in $want; do
 	case "$t" in
@@ -153,9 +183,10 @@ for t in $want; do
 		for v in $ETCD_DEFAULT_VERSION $ETCD_VERSIONS; do ETCD_V="$v" build_into "etcd-$v" build_etcd; done ;;
 	kube) build_into "kubernetes-$KUBERNETES_VERSION" build_kube ;;
 	controller-gen) build_into "controller-gen-$CONTROLLER_TOOLS_VERSION" build_controller_gen ;;
-	helm) build_into "helm-$HELM_VERSION" build_helm ;;
+	helm) build_into "helm-$HELM_VERSION" build_helm "r$HELM_RECIPE" ;;
 	staticcheck) build_into "staticcheck-$STATICCHECK_VERSION" build_staticcheck ;;
 	coredns) build_into "coredns-$COREDNS_VERSION" build_coredns ;;
+	versitygw) build_into "versitygw-$VERSITYGW_VERSION" build_versitygw ;;
 	cert-manager) build_into "cert-manager-$CERT_MANAGER_VERSION" build_cert_manager "$(cert_manager_salt)" ;;
 	*) log "unknown tool $t"; exit 2 ;;
 	esac

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 
@@ -62,4 +63,16 @@ func (c *Cluster) ExecNsenter(ctx context.Context, namespace, pod, container str
 // DNS, KUBECONFIG = in-cluster admin), e.g. the operator binary under test.
 func (c *Cluster) InClusterCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return localcluster.InClusterCommand(ctx, c.State, name, args...)
+}
+
+// Kubectl prepares the tools cache's kubectl against the cluster (the host kubeconfig), for
+// tests that prove what users and other projects' suites do with it (kubectl debug, attach).
+func (c *Cluster) Kubectl(ctx context.Context, args ...string) (*exec.Cmd, error) {
+	kubectl, err := localcluster.ResolveKubectl(localcluster.Options{Name: c.Name})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	return cmd, nil
 }

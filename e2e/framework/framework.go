@@ -133,6 +133,10 @@ func (o Options) localOptions() (localcluster.Options, error) {
 	if lo.StateRoot == "" {
 		lo.StateRoot = localcluster.DefaultStateRoot
 	}
+	if lo.OperatorBin == "" {
+		// Pods of the operator's image (its snapshot and restore agents) run this build.
+		lo.OperatorBin = os.Getenv("LC_OPERATOR_BIN")
+	}
 	if lo.Name == "" {
 		lo.Name = uniqueName()
 	}

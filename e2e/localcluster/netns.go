@@ -119,47 +119,64 @@ type Dialer struct {
 // is created on an OS thread switched into the netns and the thread switched back;
 // a socket keeps the netns it was created in.
 func (d Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	type result struct {
-		conn net.Conn
-		err  error
+	var conn net.Conn
+	var dialErr error
+	if err := d.inNetns(func() { conn, dialErr = (&net.Dialer{}).DialContext(ctx, network, addr) }); err != nil {
+		if conn != nil {
+			conn.Close()
+		}
+		return nil, err
 	}
-	ch := make(chan result, 1)
-	go func() {
-		conn, err := d.dialLocked(ctx, network, addr)
-		ch <- result{conn, err}
-	}()
-	r := <-ch
-	return r.conn, r.err
+	return conn, dialErr
 }
 
-func (d Dialer) dialLocked(ctx context.Context, network, addr string) (net.Conn, error) {
+// Listen opens a listener inside the netns (same technique as DialContext), e.g. to find
+// a free port there for a server started later inside it.
+func (d Dialer) Listen(network, addr string) (net.Listener, error) {
+	var ln net.Listener
+	var listenErr error
+	if err := d.inNetns(func() { ln, listenErr = net.Listen(network, addr) }); err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	return ln, listenErr
+}
+
+// inNetns runs fn on a fresh goroutine whose OS thread is switched into the netns for
+// the duration of fn: Go may move other goroutines onto that thread otherwise.
+func (d Dialer) inNetns(fn func()) error {
+	ch := make(chan error, 1)
+	go func() { ch <- d.onThreadInNetns(fn) }()
+	return <-ch
+}
+
+func (d Dialer) onThreadInNetns(fn func()) error {
 	runtime.LockOSThread()
 	orig, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
 	if err != nil {
 		runtime.UnlockOSThread()
-		return nil, err
+		return err
 	}
 	defer orig.Close()
 	target, err := os.Open(filepath.Join(netnsDir, d.Netns))
 	if err != nil {
 		runtime.UnlockOSThread()
-		return nil, err
+		return err
 	}
 	defer target.Close()
 	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("setns %s: %w", d.Netns, err)
+		return fmt.Errorf("setns %s: %w", d.Netns, err)
 	}
-	conn, dialErr := (&net.Dialer{}).DialContext(ctx, network, addr)
+	fn()
 	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
 		// The thread stays locked and dies with this goroutine: never reuse a thread in the wrong netns.
-		if conn != nil {
-			conn.Close()
-		}
-		return nil, fmt.Errorf("setns back: %w", err)
+		return fmt.Errorf("setns back: %w", err)
 	}
 	runtime.UnlockOSThread()
-	return conn, dialErr
+	return nil
 }
 
 // Resolver resolves names with the cluster's CoreDNS, reached inside the netns.

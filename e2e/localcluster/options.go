@@ -44,6 +44,7 @@ var defaultVersions = map[string]string{
 	"ETCD_DEFAULT_VERSION": "v3.7.3",
 	"COREDNS_VERSION":      "v1.15.0",
 	"CERT_MANAGER_VERSION": "v1.21.2",
+	"VERSITYGW_VERSION":    "v1.8.0",
 }
 
 // Options configure a local cluster. The zero value plus a Name is usable.
@@ -207,4 +208,21 @@ func resolveTools(toolsDir, moduleRoot string) (Tools, error) {
 		}
 	}
 	return t, nil
+}
+
+// ResolveKubectl is the tools cache's kubectl for o (its ToolsDir and ModuleRoot defaults
+// apply), of the Kubernetes version the cluster runs.
+func ResolveKubectl(o Options) (string, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	t, err := resolveTools(o.ToolsDir, o.ModuleRoot)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(t.Kubectl); err != nil {
+		return "", fmt.Errorf("kubectl missing from the tools cache (run `make tools`): %w", err)
+	}
+	return t.Kubectl, nil
 }

@@ -122,6 +122,20 @@ func TestRunOnACopy(t *testing.T) {
 	if ds["default"] != true {
 		t.Errorf("openAPISchema default of dataStore.enabled is %v, want the package's true", ds["default"])
 	}
+	// The backup values reach the dashboard, S3 credentials only as a Secret's name.
+	dig := func(m map[string]any, path ...string) map[string]any {
+		for _, k := range path {
+			m, _ = m["properties"].(map[string]any)[k].(map[string]any)
+		}
+		return m
+	}
+	creds := dig(schema, "backup", "s3", "credentials")
+	if dig(schema, "backup", "schedule") == nil || dig(schema, "quorumLoss") == nil || dig(creds, "secretName") == nil {
+		t.Errorf("openAPISchema lacks backup.schedule, quorumLoss or backup.s3.credentials.secretName")
+	}
+	if dig(creds, "accessKeyId") != nil || dig(creds, "secretAccessKey") != nil {
+		t.Errorf("openAPISchema offers inline S3 keys, which the package leaves out: %v", creds)
+	}
 	if def.Spec.Dashboard.Icon == "" || !def.Spec.Dashboard.Module || def.Spec.Release.ChartRef.Kind != "ExternalArtifact" {
 		t.Errorf("dashboard metadata incomplete: %+v", def.Spec.Dashboard)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -14,15 +16,18 @@ import (
 // needs must be a default of the package.
 const tenantDefaultsFile = ownPrefix + "defaults.yaml"
 
-// override is one value the package sets over the chart's default.
+// override is one value the package sets over the chart's default, or, with remove, a value the
+// package leaves out (a null in the defaults file, as a null removes a default in Helm).
 type override struct {
-	path  []string
-	value any
+	path   []string
+	value  any
+	remove bool
 }
 
 // applyDefaults sets each leaf of overrides in the values.yaml source, keeping its comments (the
-// @param annotations among them), and returns the result and the leaves set. A key the chart does
-// not have is an error, so a renamed chart value cannot drop an override silently.
+// @param annotations among them), and returns the result and the leaves set. A null leaf removes
+// the value and its @param annotations. A key the chart does not have is an error, so a renamed
+// chart value cannot drop an override silently.
 func applyDefaults(values, overrides []byte) ([]byte, []override, error) {
 	var doc, over yamlv3.Node
 	if err := yamlv3.Unmarshal(values, &doc); err != nil {
@@ -52,7 +57,35 @@ func applyDefaults(values, overrides []byte) ([]byte, []override, error) {
 	}
 	// The encoder drops blank lines; put back the one before each section heading.
 	out := strings.ReplaceAll(b.String(), "\n## @section", "\n\n## @section")
-	return []byte(out), set, nil
+	return []byte(dropAnnotations(out, set)), set, nil
+}
+
+// dropAnnotations removes the @param lines of the values removed (and of their fields).
+func dropAnnotations(values string, set []override) string {
+	lines := strings.SplitAfter(values, "\n")
+	out := lines[:0]
+	for _, line := range lines {
+		if !annotatesRemoved(line, set) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+// paramPath finds the path of a @param line as hack/chartschema reads it (its paramRe).
+var paramPath = regexp.MustCompile(`^##\s+@param\s+\{.+?\}\s+(\S+)\s+-\s`)
+
+func annotatesRemoved(line string, set []override) bool {
+	m := paramPath.FindStringSubmatch(strings.TrimSpace(line))
+	if m == nil {
+		return false
+	}
+	for _, o := range set {
+		if p := strings.Join(o.path, "."); o.remove && (m[1] == p || strings.HasPrefix(m[1], p+".")) {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeInto replaces, in dst, the value of every leaf of src; a non-empty mapping in src is
@@ -64,6 +97,11 @@ func mergeInto(dst, src *yamlv3.Node, path []string, set *[]override) error {
 		target := lookup(dst, key)
 		if target == nil {
 			return fmt.Errorf("defaults set %s, which charts/etcd/values.yaml does not have", strings.Join(p, "."))
+		}
+		if val.Tag == "!!null" {
+			remove(dst, key)
+			*set = append(*set, override{path: p, remove: true})
+			continue
 		}
 		if val.Kind == yamlv3.MappingNode && len(val.Content) > 0 && target.Kind == yamlv3.MappingNode && len(target.Content) > 0 {
 			if err := mergeInto(target, val, p, set); err != nil {
@@ -83,6 +121,21 @@ func mergeInto(dst, src *yamlv3.Node, path []string, set *[]override) error {
 	return nil
 }
 
+// remove deletes key from the mapping m; a comment above it moves to the key after it.
+func remove(m *yamlv3.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != key {
+			continue
+		}
+		if c := m.Content[i].HeadComment; c != "" && i+2 < len(m.Content) {
+			next := m.Content[i+2]
+			next.HeadComment = strings.TrimSpace(c + "\n" + next.HeadComment)
+		}
+		m.Content = append(m.Content[:i], m.Content[i+2:]...)
+		return
+	}
+}
+
 func lookup(m *yamlv3.Node, key string) *yamlv3.Node {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
@@ -100,15 +153,28 @@ func withDefaults(schema []byte, set []override) ([]byte, error) {
 		return nil, err
 	}
 	for _, o := range set {
-		node := map[string]any{"properties": props}
+		parent := map[string]any{"properties": props}
+		node := parent
 		for _, k := range o.path {
 			next, ok := node["properties"].(map[string]any)[k].(map[string]any)
 			if !ok {
 				return nil, fmt.Errorf("values schema has no %s", strings.Join(o.path, "."))
 			}
-			node = next
+			parent, node = node, next
 		}
-		node["default"] = o.value
+		if !o.remove {
+			node["default"] = o.value
+			continue
+		}
+		// Gone from the schema, the value is refused (its object is closed) instead of ignored.
+		key := o.path[len(o.path)-1]
+		delete(parent["properties"].(map[string]any), key)
+		if req, ok := parent["required"].([]any); ok {
+			parent["required"] = slices.DeleteFunc(req, func(r any) bool { return r == key })
+		}
+		if d, ok := parent["default"].(map[string]any); ok {
+			delete(d, key)
+		}
 	}
 	return encode(s, "  ")
 }

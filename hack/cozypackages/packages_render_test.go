@@ -65,6 +65,44 @@ func TestTenantPackageRendersForCozystack(t *testing.T) {
 	}
 }
 
+// The package takes S3 backup credentials only from a Secret of the tenant namespace: the chart's
+// inline keys are left out of it (cozystack-defaults.yaml), so its schema refuses them.
+func TestTenantPackageBackupCredentialsFromASecret(t *testing.T) {
+	backup := func(creds map[string]any) map[string]any {
+		v := cozyValues("tenant-a")
+		v["backup"] = map[string]any{"enabled": true, "s3": map[string]any{"endpoint": "https://s3.example", "bucket": "b", "credentials": creds}}
+		return v
+	}
+	ms, err := renderPackage(t, tenantPackage, "etcd", "tenant-a", backup(map[string]any{"secretName": "etcd-s3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(ms)
+	if len(k["EtcdBackupSchedule"]) != 1 || len(k["Secret"]) != 0 {
+		t.Fatalf("want one EtcdBackupSchedule and no Secret, got kinds %v", keys(k))
+	}
+	s3 := []string{"spec", "snapshotTemplate", "destination", "s3"}
+	if got, _, _ := unstructured.NestedString(k["EtcdBackupSchedule"][0].Object, append(s3, "credentialsSecretRef", "name")...); got != "etcd-s3" {
+		t.Errorf("credentialsSecretRef %q, want the tenant's Secret etcd-s3", got)
+	}
+	if got, _, _ := unstructured.NestedString(k["EtcdBackupSchedule"][0].Object, append(s3, "key")...); got != "tenant-a/etcd" {
+		t.Errorf("key prefix %q, want tenant-a/etcd (every tenant's cluster is named etcd)", got)
+	}
+	for name, tc := range map[string]struct {
+		creds map[string]any
+		want  string
+	}{
+		"inline keys": {map[string]any{"accessKeyId": "a", "secretAccessKey": "s"}, "additional properties 'accessKeyId', 'secretAccessKey' not allowed"},
+		"no Secret":   {map[string]any{}, "needs backup.s3.credentials.secretName: a Secret in namespace tenant-a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := renderPackage(t, tenantPackage, "etcd", "tenant-a", backup(tc.creds)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestTenantPackageGuards(t *testing.T) {
 	cases := map[string]struct {
 		release, ns, owner, want string

@@ -1,29 +1,36 @@
 {{- /* spec.bootstrap from bootstrap.restore. */ -}}
 {{- define "etcd.bootstrapSpec" -}}
 {{- $r := .Values.bootstrap.restore }}
-{{- if eq $r.source "s3" }}
+{{- if ne $r.source "none" }}
 bootstrap:
   restore:
     source:
+      {{- if eq $r.source "s3" }}
       s3:
-        endpoint: {{ $r.s3.endpoint | quote }}
-        bucket: {{ $r.s3.bucket | quote }}
-        key: {{ $r.s3.key | quote }}
-        credentialsSecretRef:
-          name: {{ $r.s3.credentialsSecretName }}
-        {{- with $r.s3.region }}
-        region: {{ . | quote }}
-        {{- end }}
-        {{- if $r.s3.forcePathStyle }}
-        forcePathStyle: true
-        {{- end }}
-{{- else if eq $r.source "pvc" }}
-bootstrap:
-  restore:
-    source:
+        {{- include "etcd.s3Location" $r.s3 | nindent 8 }}
+      {{- else if eq $r.source "pvc" }}
       pvc:
         claimName: {{ $r.pvc.claimName }}
         subPath: {{ $r.pvc.subPath | quote }}
+      {{- else }}
+      snapshotRef:
+        name: {{ $r.snapshotName }}
+      {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- /* An S3Location from {endpoint, bucket, key, credentialsSecretName, region, forcePathStyle}. */ -}}
+{{- define "etcd.s3Location" -}}
+endpoint: {{ .endpoint | quote }}
+bucket: {{ .bucket | quote }}
+key: {{ .key | quote }}
+credentialsSecretRef:
+  name: {{ .credentialsSecretName }}
+{{- with .region }}
+region: {{ . | quote }}
+{{- end }}
+{{- if .forcePathStyle }}
+forcePathStyle: true
 {{- end }}
 {{- end -}}
 

@@ -23,19 +23,24 @@ type view struct {
 // mount applies m; source gives the O_PATH descriptor of m.Source (unused for a tmpfs).
 func (v *view) mount(m Mount, source func() (*os.File, error)) error {
 	isDir := true
+	sourcePath := ""
 	if !m.Tmpfs {
-		st, err := os.Stat(m.Source)
+		f, err := source()
 		if err != nil {
-			return fmt.Errorf("mount source: %w", err)
+			return err
+		}
+		// Through the descriptor: an earlier mount (the private /tmp) may hide the path by now.
+		st, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("mount source %s: %w", m.Source, err)
 		}
 		isDir = st.IsDir()
 	}
 	if err := v.ensure(m.Target, isDir); err != nil {
 		return fmt.Errorf("mount target %s: %w", m.Target, err)
 	}
-	sourcePath := ""
 	if !m.Tmpfs {
-		f, err := source()
+		f, err := source() // again: ensure may have pivoted to a new root
 		if err != nil {
 			return err
 		}

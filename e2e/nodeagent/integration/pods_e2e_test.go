@@ -128,6 +128,7 @@ func TestNodeAgent(t *testing.T) {
 	})
 
 	t.Run("logs, exec and port-forward", func(t *testing.T) { checkStreaming(t, a, "etcd-0") })
+	t.Run("ephemeral containers", func(t *testing.T) { checkEphemeralContainers(t, c, a, podDir) })
 	t.Run("kubelet API over TLS with client certificates", func(t *testing.T) { checkKubeletAPI(t, pki, "etcd-0") })
 
 	t.Run("a SIGKILLed container is restarted and counted", func(t *testing.T) {
@@ -210,6 +211,7 @@ func TestNodeAgent(t *testing.T) {
 			}
 			return podReady(p), string(p.Status.Phase)
 		})
+		checkEphemeralKept(t, c, a)
 		if got := readPID(t, pidFile); got != pid {
 			t.Fatalf("etcd was started again (pid %d -> %d)", pid, got)
 		}

@@ -20,6 +20,13 @@ type Launch struct {
 	Self     string // path of the nodeagent binary (runs container-init)
 	SpecFile string
 	LogFile  string
+	// Stdin, if set, is the container's standard input (spec.stdin without a terminal); the
+	// container's stdout and stderr still go to the log file.
+	Stdin *os.File
+	// Terminal, if set, is the slave side of a pseudo-terminal (spec.tty): the container gets it
+	// as stdin, stdout, stderr and controlling terminal; whoever holds the master copies the
+	// output to the log.
+	Terminal *os.File
 }
 
 // Command builds the exec chain: ip netns exec → unshare → nodeagent container-init → container.
@@ -43,19 +50,29 @@ type Handle struct {
 
 // Start launches the container with its output appended to the log file.
 func Start(l Launch) (*Handle, error) {
-	return startArgv(l.Command(), l.LogFile)
+	return startArgv(l.Command(), l)
 }
 
-func startArgv(argv []string, logPath string) (*Handle, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
+func startArgv(argv []string, l Launch) (*Handle, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Own process group: signals reach the container's children too; the agent's own signals do not.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if l.Terminal != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Terminal, l.Terminal, l.Terminal
+		// A session of its own with the terminal as its controlling tty, as a runtime gives a tty
+		// container; the session leader also leads its process group, so group signals still work.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	} else {
+		logFile, err := os.OpenFile(l.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			return nil, err
+		}
+		defer logFile.Close()
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		if l.Stdin != nil {
+			cmd.Stdin = l.Stdin
+		}
+		// Own process group: signals reach the container's children too; the agent's own signals do not.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	if err := cmd.Start(); err != nil {
 		return nil, err

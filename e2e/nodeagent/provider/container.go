@@ -24,6 +24,11 @@ type containerRuntime struct {
 	name   string
 	spec   corev1.Container
 	isInit bool
+	// ephemeral marks an ephemeral container (kubectl debug): it runs once and is never
+	// restarted; targetName is its spec.targetContainerName.
+	ephemeral  bool
+	targetName string
+	stdio      *containerStdio // stdin or terminal, when the spec asks for one
 
 	state, lastState corev1.ContainerState
 	restartCount     int32
@@ -42,7 +47,7 @@ func newContainerRuntime(c corev1.Container, isInit bool, waitingReason string) 
 
 func (c *containerRuntime) view() containerView {
 	return containerView{Name: c.name, Image: c.spec.Image, State: c.state, LastState: c.lastState,
-		RestartCount: c.restartCount, Ready: c.ready, Started: c.started}
+		RestartCount: c.restartCount, Ready: c.ready, Started: c.started, Ephemeral: c.ephemeral}
 }
 
 func (c *containerRuntime) exitCode() int {
@@ -52,19 +57,27 @@ func (c *containerRuntime) exitCode() int {
 	return 0
 }
 
-// restore takes over what an earlier agent run knew; a live process is re-adopted.
-func (c *containerRuntime) restore(s savedContainer) {
+// restore takes over what an earlier agent run knew; a live process is re-adopted (with the
+// stdin FIFO it may have; podDir is where that lives).
+func (c *containerRuntime) restore(s savedContainer, podDir string) {
 	c.restartCount, c.logStart, c.prevLogStart = s.RestartCount, s.LogStart, s.PrevLogStart
+	if s.LastTerminated != nil {
+		c.lastState = corev1.ContainerState{Terminated: s.LastTerminated}
+	}
 	if s.Finished != nil {
 		c.finished = s.Finished
 		c.hasRun = true
 		c.state = terminated(*s.Finished, s.Started, s.Started)
+		if s.Terminated != nil {
+			c.state = corev1.ContainerState{Terminated: s.Terminated}
+		}
 		return
 	}
 	c.hasRun = s.Ran
 	if s.PID != 0 {
 		if h, ok := process.Adopt(s.PID, s.StartTime, s.Started); ok {
 			c.handle = h
+			c.stdio = adoptStdio(&c.spec, stdinFIFO(podDir, c.name))
 			return
 		}
 	}
@@ -72,13 +85,21 @@ func (c *containerRuntime) restore(s savedContainer) {
 		return
 	}
 	// It died while no agent watched: its exit code is lost.
-	c.lastState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+	lost := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: 137, Reason: "ContainerStatusUnknown", StartedAt: metav1.NewTime(s.Started)}}
+	if c.ephemeral {
+		c.state, c.finished = lost, ptr.To(137) // never restarted
+		return
+	}
+	c.lastState = lost
 }
 
 func (c *containerRuntime) toSaved() savedContainer {
 	s := savedContainer{RestartCount: c.restartCount, LogStart: c.logStart, PrevLogStart: c.prevLogStart,
-		Finished: c.finished, Ran: c.hasRun}
+		Finished: c.finished, Ran: c.hasRun, LastTerminated: c.lastState.Terminated}
+	if c.finished != nil {
+		s.Terminated = c.state.Terminated
+	}
 	if h := c.handle; h != nil {
 		s.PID, s.StartTime, s.Started = h.PID, h.StartTime, h.Started
 	}
@@ -92,15 +113,15 @@ func (rt *podRuntime) supervise(c *containerRuntime) (exitCode int, stopped bool
 	}
 	var crashes backoff.Counter
 	for {
-		h := rt.start(c)
+		h := rt.start(rt.runCtx, c)
 		if h == nil {
 			return rt.stoppedWhileWaiting(c)
 		}
-		code, ranFor, stopped := rt.wait(c, h)
+		code, ranFor, stopped := rt.wait(rt.runCtx, c, h)
 		if stopped {
 			return code, true
 		}
-		term := terminated(code, h.Started, time.Now())
+		term := rt.ended(c, h)
 		if !shouldRestart(rt.pod.Spec.RestartPolicy, code, c.isInit) {
 			rt.mu.Lock()
 			c.state, c.finished = term, ptr.To(code)
@@ -135,42 +156,75 @@ func (rt *podRuntime) stoppedWhileWaiting(c *containerRuntime) (int, bool) {
 	return c.exitCode(), true
 }
 
-// start launches c (or returns its re-adopted process), retrying image and config errors.
-func (rt *podRuntime) start(c *containerRuntime) *process.Handle {
+// start launches c (or returns its re-adopted process), retrying image and config errors until
+// ctx ends (nil then).
+func (rt *podRuntime) start(ctx context.Context, c *containerRuntime) *process.Handle {
 	if h := c.handle; h != nil {
 		rt.running(c, h, rt.targetFor(c, nil))
 		return h
 	}
 	pulls := 0
 	for {
-		plan, err := rt.buildLaunch(rt.runCtx, &c.spec)
-		var h *process.Handle
+		h, err := rt.tryStart(c)
 		if err == nil {
-			if h, err = rt.launch(c, plan); err == nil {
-				rt.running(c, h, rt.targetFor(c, &plan))
-				return h
-			}
+			return h
 		}
-		if rt.runCtx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, errEphemeralClosed) {
 			return nil
 		}
 		wait := retryInterval
 		var pullErr *images.PullError
-		if errors.As(err, &pullErr) {
+		var targetErr *targetError
+		switch {
+		case errors.As(err, &pullErr):
 			pulls++
 			rt.setWaiting(c, "ErrImagePull", err.Error())
-			if !sleepCtx(rt.runCtx, retryInterval) {
+			if !sleepCtx(ctx, retryInterval) {
 				return nil
 			}
 			rt.setWaiting(c, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %v", c.spec.Image, err))
 			wait = backoff.Delay(pulls)
-		} else {
+		case errors.As(err, &targetErr):
+			rt.setWaiting(c, "CreateContainerError", err.Error())
+		default:
 			rt.setWaiting(c, "CreateContainerConfigError", err.Error())
 		}
-		if !sleepCtx(rt.runCtx, wait) {
+		if !sleepCtx(ctx, wait) {
 			return nil
 		}
 	}
+}
+
+// tryStart makes one attempt to start c.
+func (rt *podRuntime) tryStart(c *containerRuntime) (*process.Handle, error) {
+	if err := rt.checkTarget(c); err != nil {
+		return nil, err
+	}
+	plan, err := rt.buildLaunch(rt.runCtx, &c.spec)
+	if err != nil {
+		return nil, err
+	}
+	h, err := rt.launchGated(c, plan)
+	if err != nil {
+		return nil, err
+	}
+	rt.running(c, h, rt.targetFor(c, &plan))
+	return h, nil
+}
+
+// launchGated launches c; an ephemeral container only while its pod still admits them. Under
+// ephMu, so that no start slips in after stopEphemeral: one that came just before is stopped by
+// its supervisor, whose context is done by then.
+func (rt *podRuntime) launchGated(c *containerRuntime, plan launchPlan) (*process.Handle, error) {
+	if !c.ephemeral {
+		return rt.launch(c, plan)
+	}
+	rt.ephMu.Lock()
+	defer rt.ephMu.Unlock()
+	if rt.ephCtx.Err() != nil {
+		return nil, errEphemeralClosed
+	}
+	return rt.launch(c, plan)
 }
 
 func (rt *podRuntime) setWaiting(c *containerRuntime, reason, message string) {
@@ -187,6 +241,11 @@ func (rt *podRuntime) launch(c *containerRuntime, plan launchPlan) (*process.Han
 	if st, err := os.Stat(logPath); err == nil {
 		logSize = st.Size()
 	}
+	if c.spec.TerminationMessagePath != "" {
+		if err := freshTerminationFile(terminationFile(rt.dir, c.name), plan.id.uid, plan.id.gid); err != nil {
+			return nil, fmt.Errorf("termination message file: %w", err)
+		}
+	}
 	specFile := filepath.Join(rt.dir, c.name+".spec.json")
 	if err := containerinit.WriteSpec(specFile, plan.spec); err != nil {
 		return nil, err
@@ -195,11 +254,20 @@ func (rt *podRuntime) launch(c *containerRuntime, plan launchPlan) (*process.Han
 	if rt.pod.Spec.HostNetwork {
 		netns = ""
 	}
-	h, err := process.Start(process.Launch{Netns: netns, Self: rt.p.cfg.Self, SpecFile: specFile, LogFile: logPath})
+	stdio, files, err := openStdio(&c.spec, stdinFIFO(rt.dir, c.name), logPath)
 	if err != nil {
 		return nil, err
 	}
+	h, err := process.Start(process.Launch{Netns: netns, Self: rt.p.cfg.Self, SpecFile: specFile, LogFile: logPath,
+		Stdin: files.stdin, Terminal: files.terminal})
+	files.close() // the container holds its own copies now
+	if err != nil {
+		stdio.abort()
+		return nil, err
+	}
+	stdio.copyOutput()
 	rt.mu.Lock()
+	c.stdio = stdio
 	c.prevLogStart, c.logStart = c.logStart, logSize
 	if c.hasRun {
 		c.restartCount++
@@ -240,18 +308,17 @@ func (rt *podRuntime) persist() {
 	rt.changed()
 }
 
-// wait watches a running process with its probes until it exits or the pod stops.
-func (rt *podRuntime) wait(c *containerRuntime, h *process.Handle) (code int, ranFor time.Duration, stopped bool) {
-	probeCtx, cancelProbes := context.WithCancel(rt.runCtx)
+// wait watches a running process with its probes until it exits or ctx ends (stopped=true):
+// then the process is stopped, unless the agent is merely exiting.
+func (rt *podRuntime) wait(ctx context.Context, c *containerRuntime, h *process.Handle) (code int, ranFor time.Duration, stopped bool) {
+	probeCtx, cancelProbes := context.WithCancel(ctx)
 	defer cancelProbes()
 	go rt.probe(probeCtx, c, h)
 	select {
 	case <-h.Done():
-	case <-rt.runCtx.Done():
-		rt.mu.Lock()
-		killing, grace := rt.killing, rt.grace
-		rt.mu.Unlock()
-		if !killing {
+	case <-ctx.Done():
+		grace, leave := rt.stopDecision()
+		if leave {
 			return 0, 0, true // the agent exits: the process keeps running
 		}
 		rt.log()("stopping container", "container", c.name, "pid", h.PID, "grace", grace)
@@ -262,9 +329,17 @@ func (rt *podRuntime) wait(c *containerRuntime, h *process.Handle) (code int, ra
 	cancelProbes()
 	_ = os.Remove(filepath.Join(rt.dir, c.name+".pid"))
 	rt.mu.Lock()
+	stdio := c.stdio
+	rt.mu.Unlock()
+	stdio.exited() // a terminal's last output reaches the log before the message is read
+	var term corev1.ContainerState
+	if stopped {
+		term = rt.ended(c, h)
+	}
+	rt.mu.Lock()
 	c.handle, c.ready, c.started = nil, false, false
 	if stopped {
-		c.state = terminated(h.ExitCode(), h.Started, time.Now())
+		c.state = term
 	}
 	rt.mu.Unlock()
 	if stopped {
@@ -273,85 +348,29 @@ func (rt *podRuntime) wait(c *containerRuntime, h *process.Handle) (code int, ra
 	return h.ExitCode(), time.Since(h.Started), stopped
 }
 
-// probe runs the startup, then readiness and liveness probes of a running container.
-func (rt *podRuntime) probe(ctx context.Context, c *containerRuntime, h *process.Handle) {
+// stopDecision says how a container whose context ended is stopped: a deletion or shutdown
+// stops it within the grace period decided there; the agent exiting leaves it running
+// (leave); an ephemeral container of a pod that completed gets the pod's grace period.
+func (rt *podRuntime) stopDecision() (grace time.Duration, leave bool) {
 	rt.mu.Lock()
-	target := c.target
-	rt.mu.Unlock()
-	if sp := c.spec.StartupProbe; sp != nil && !rt.startupSucceeds(ctx, sp, target) {
-		if ctx.Err() == nil {
-			rt.log()("startup probe failed, killing container", "container", c.name)
-			h.Stop(rt.probeGrace(sp))
-		}
-		return
+	defer rt.mu.Unlock()
+	switch {
+	case rt.killing:
+		return rt.grace, false
+	case rt.runCtx.Err() != nil:
+		return 0, true
 	}
+	return gracePeriod(rt.pod), false
+}
+
+// ended is the terminated state of c's run h, with its termination message.
+func (rt *podRuntime) ended(c *containerRuntime, h *process.Handle) corev1.ContainerState {
 	rt.mu.Lock()
-	c.started = true
-	c.ready = c.spec.ReadinessProbe == nil
+	logStart := c.logStart
 	rt.mu.Unlock()
-	rt.changed()
-	if rp := c.spec.ReadinessProbe; rp != nil {
-		go rt.watch(ctx, rp, target, false, func(ok bool) bool {
-			rt.mu.Lock()
-			c.ready = ok
-			rt.mu.Unlock()
-			rt.changed()
-			return false
-		})
-	}
-	if lp := c.spec.LivenessProbe; lp != nil {
-		rt.watch(ctx, lp, target, true, func(ok bool) bool {
-			if !ok {
-				rt.log()("liveness probe failed, killing container", "container", c.name)
-				h.Stop(rt.probeGrace(lp))
-			}
-			return !ok
-		})
-	}
-}
-
-func (rt *podRuntime) startupSucceeds(ctx context.Context, p *corev1.Probe, target probes.Target) bool {
-	s := probes.SettingsOf(p)
-	if !sleepCtx(ctx, s.InitialDelay) {
-		return false
-	}
-	for failures := 0; ; {
-		if probes.Run(ctx, p, target) == nil {
-			return true
-		}
-		if failures++; failures >= s.FailureThreshold {
-			return false
-		}
-		if !sleepCtx(ctx, s.Period) {
-			return false
-		}
-	}
-}
-
-// watch runs p periodically and calls onChange for every verdict change until it returns true.
-func (rt *podRuntime) watch(ctx context.Context, p *corev1.Probe, target probes.Target, initial bool, onChange func(bool) bool) {
-	s := probes.SettingsOf(p)
-	tracker := probes.NewTracker(s, initial)
-	if !sleepCtx(ctx, s.InitialDelay) {
-		return
-	}
-	for {
-		verdict, changed := tracker.Observe(probes.Run(ctx, p, target) == nil)
-		if ctx.Err() != nil {
-			return
-		}
-		if changed && onChange(verdict) {
-			return
-		}
-		if !sleepCtx(ctx, s.Period) {
-			return
-		}
-	}
-}
-
-func (rt *podRuntime) probeGrace(p *corev1.Probe) time.Duration {
-	if p.TerminationGracePeriodSeconds != nil {
-		return time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
-	}
-	return gracePeriod(rt.snapshotSpec())
+	st := terminated(h.ExitCode(), h.Started, time.Now())
+	logPath := rt.p.containerLogPath(rt.pod.Namespace, rt.pod.Name, c.name)
+	st.Terminated.Message = terminationMessage(&c.spec, terminationFile(rt.dir, c.name), h.ExitCode(),
+		func() ([]byte, error) { return logTailSince(logPath, logStart) })
+	return st
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -78,6 +79,9 @@ func (rt *podRuntime) buildLaunch(ctx context.Context, c *corev1.Container) (lau
 		return launchPlan{}, err
 	}
 	env := rt.baseEnv(pod, res, id)
+	if c.TTY {
+		env = append(env, "TERM=xterm") // what containerd's CRI sets for a tty container
+	}
 	for _, v := range vars {
 		env = append(env, v.Name+"="+v.Value)
 	}
@@ -96,11 +100,7 @@ func (rt *podRuntime) buildLaunch(ctx context.Context, c *corev1.Container) (lau
 	for _, m := range res.Mounts {
 		mounts = append(mounts, containerinit.Mount{Source: m.Source, Target: m.Target, ReadOnly: true})
 	}
-	if !hasTargetBelow(mounts, "/tmp") {
-		// A container's /tmp is its own, as in an image, not the host's. Last: the mimic staging
-		// folders of earlier mounts live in the state directory, which may be below /tmp.
-		mounts = append(mounts, containerinit.Mount{Target: "/tmp", Tmpfs: true, Options: "mode=1777,size=256m"})
-	}
+	mounts = rt.finishMounts(c, mounts)
 	scratch := filepath.Join(rt.dir, "scratch")
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return launchPlan{}, err
@@ -110,6 +110,51 @@ func (rt *podRuntime) buildLaunch(ctx context.Context, c *corev1.Container) (lau
 		UID: id.uid, GID: id.gid, Groups: id.groups, Mounts: mounts, ScratchDir: scratch,
 	}}, nil
 }
+
+// finishMounts adds a container's private /tmp and its termination message file to its mounts,
+// in an order that keeps every source reachable (see shadowingLast).
+func (rt *podRuntime) finishMounts(c *corev1.Container, mounts []containerinit.Mount) []containerinit.Mount {
+	if !hasTargetBelow(mounts, "/tmp") {
+		// A container's /tmp is its own, as in an image, not the host's.
+		mounts = append(mounts, containerinit.Mount{Target: "/tmp", Tmpfs: true, Options: "mode=1777,size=256m"})
+	}
+	if path := c.TerminationMessagePath; path != "" {
+		// A bind mount of its own, as the kubelet's: writable whatever the rest of the root is,
+		// and the container's own file (created at each start), never the host's /dev.
+		mounts = append(mounts, containerinit.Mount{Source: terminationFile(rt.dir, c.Name), Target: filepath.Clean("/" + path)})
+	}
+	return shadowingLast(mounts, rt.dir)
+}
+
+// shadowingLast moves the mounts whose target is an ancestor of the agent's state directory
+// (a volume or the private tmpfs on /tmp, where the local cluster keeps its state), and what
+// is mounted below them, after the others. Mounted earlier, they would hide the sources of the
+// later ones, which container-init opens again by path after a pivot_root. The others keep
+// their order; the late ones go shallowest first, so a parent still comes before its children.
+func shadowingLast(mounts []containerinit.Mount, stateDir string) []containerinit.Mount {
+	var shadows []string
+	for _, m := range mounts {
+		if t := filepath.Clean(m.Target); stateDir == t || strings.HasPrefix(stateDir, t+"/") {
+			shadows = append(shadows, t)
+		}
+	}
+	var early, late []containerinit.Mount
+	for _, m := range mounts {
+		shadowed := false
+		for _, s := range shadows {
+			shadowed = shadowed || hasTargetBelow([]containerinit.Mount{m}, s)
+		}
+		if shadowed {
+			late = append(late, m)
+		} else {
+			early = append(early, m)
+		}
+	}
+	slices.SortStableFunc(late, func(a, b containerinit.Mount) int { return depth(a.Target) - depth(b.Target) })
+	return append(early, late...)
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
 // baseEnv is what a container runtime and the kubelet add before the container's own env.
 func (rt *podRuntime) baseEnv(pod *corev1.Pod, res images.Resolution, id identity) []string {

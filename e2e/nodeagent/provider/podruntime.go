@@ -44,6 +44,7 @@ type podRuntime struct {
 	networkReady bool
 	startTime    *metav1.Time
 	initCs, cs   []*containerRuntime
+	ecs          []*containerRuntime // ephemeral containers, in the order the API added them
 	clock        conditionClock
 	saved        *savedPod
 	volumes      *volumeSetup
@@ -56,6 +57,17 @@ type podRuntime struct {
 
 	runCtx  context.Context
 	stopRun context.CancelFunc
+
+	// prepared is closed once network and volumes are set up: ephemeral containers wait for it.
+	prepared chan struct{}
+	// ephCtx bounds the ephemeral containers: it ends with runCtx, or when the pod completes
+	// (stopEph). ephMu orders their starts against that stop; ephWG counts their supervisors,
+	// which are only added while !ephClosed (guarded by mu).
+	ephCtx    context.Context
+	stopEph   context.CancelFunc
+	ephMu     sync.Mutex
+	ephWG     sync.WaitGroup
+	ephClosed bool
 }
 
 func newPodRuntime(p *Provider, pod *corev1.Pod) *podRuntime {
@@ -63,9 +75,10 @@ func newPodRuntime(p *Provider, pod *corev1.Pod) *podRuntime {
 		p: p, pod: pod, dir: p.PodDir(pod.Namespace, pod.Name),
 		names:    network.NamesFor(p.cfg.NetnsPrefix, string(pod.UID)),
 		finished: make(chan struct{}), phase: corev1.PodPending, clock: conditionClock{},
-		startTime: pod.Status.StartTime,
+		startTime: pod.Status.StartTime, prepared: make(chan struct{}),
 	}
 	rt.runCtx, rt.stopRun = context.WithCancel(p.base)
+	rt.ephCtx, rt.stopEph = context.WithCancel(rt.runCtx)
 	for _, c := range pod.Spec.InitContainers {
 		rt.initCs = append(rt.initCs, newContainerRuntime(c, true, "ContainerCreating"))
 	}
@@ -79,7 +92,14 @@ func newPodRuntime(p *Provider, pod *corev1.Pod) *podRuntime {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		rt.apiStatus = pod.Status.DeepCopy()
 	}
+	rt.addEphemeralLocked(pod.Spec.EphemeralContainers) // no one else knows rt yet
 	return rt
+}
+
+// allLocked lists every container: init, regular, ephemeral; rt.mu is held.
+func (rt *podRuntime) allLocked() []*containerRuntime {
+	all := make([]*containerRuntime, 0, len(rt.initCs)+len(rt.cs)+len(rt.ecs))
+	return append(append(append(all, rt.initCs...), rt.cs...), rt.ecs...)
 }
 
 func (rt *podRuntime) log() func(msg string, args ...any) {
@@ -90,6 +110,7 @@ func (rt *podRuntime) log() func(msg string, args ...any) {
 func (rt *podRuntime) run() {
 	defer close(rt.finished)
 	defer rt.teardown()
+	defer rt.closeEphemeral() // before the teardown: their processes go first
 	if rt.apiStatus != nil || rt.restoreTerminal() {
 		<-rt.runCtx.Done()
 		return
@@ -97,6 +118,7 @@ func (rt *podRuntime) run() {
 	if !rt.prepareWithRetry() {
 		return
 	}
+	close(rt.prepared)
 	if !rt.runInitContainers() {
 		return
 	}
@@ -110,6 +132,7 @@ func (rt *podRuntime) run() {
 // complete records a terminal phase and, like the kubelet removing the sandbox, frees the pod's
 // network; volumes stay until the Pod is deleted.
 func (rt *podRuntime) complete(phase corev1.PodPhase) {
+	rt.stopEphemeral()
 	rt.setPhase(phase)
 	if !rt.pod.Spec.HostNetwork {
 		if err := network.Teardown(rt.runCtx, rt.names); err != nil {
@@ -130,7 +153,7 @@ func (rt *podRuntime) prepareWithRetry() bool {
 			rt.log()("pod setup failed, retrying", "err", err)
 		}
 		rt.mu.Lock()
-		for _, c := range append(append([]*containerRuntime{}, rt.initCs...), rt.cs...) {
+		for _, c := range rt.allLocked() {
 			c.state = waiting("ContainerCreating", err.Error())
 		}
 		rt.mu.Unlock()
@@ -200,9 +223,9 @@ func (rt *podRuntime) loadSaved() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.saved = s
-	for _, c := range append(append([]*containerRuntime{}, rt.initCs...), rt.cs...) {
+	for _, c := range rt.allLocked() {
 		if sc, ok := s.Containers[c.name]; ok {
-			c.restore(sc)
+			c.restore(sc, rt.dir)
 			rt.p.cfg.Log.Info("restored container", "pod", rt.pod.Name, "container", c.name, "pid", sc.PID, "adopted", c.handle != nil)
 		}
 	}
@@ -212,7 +235,7 @@ func (rt *podRuntime) loadSaved() error {
 func (rt *podRuntime) save() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	for _, c := range append(append([]*containerRuntime{}, rt.initCs...), rt.cs...) {
+	for _, c := range rt.allLocked() {
 		rt.saved.Containers[c.name] = c.toSaved()
 	}
 	return saveState(rt.dir, rt.saved)
@@ -322,6 +345,9 @@ func (rt *podRuntime) snapshot() *corev1.Pod {
 	for _, c := range rt.cs {
 		v.Containers = append(v.Containers, c.view())
 	}
+	for _, c := range rt.ecs {
+		v.EphemeralContainers = append(v.EphemeralContainers, c.view())
+	}
 	pod.Status = buildStatus(v, rt.clock, time.Now())
 	return pod
 }
@@ -333,11 +359,20 @@ func (rt *podRuntime) snapshotSpec() *corev1.Pod {
 	return rt.pod.DeepCopy()
 }
 
-// update takes the mutable parts of a changed pod (labels, annotations for the downward API).
+// update takes the mutable parts of a changed pod: labels and annotations (for the downward
+// API), and new ephemeral containers, which start right away. The spec keeps them too, so that
+// virtual-kubelet's comparison with GetPod settles.
 func (rt *podRuntime) update(pod *corev1.Pod) {
 	rt.mu.Lock()
 	rt.pod.Labels, rt.pod.Annotations = pod.Labels, pod.Annotations
+	added := rt.addEphemeralLocked(pod.Spec.EphemeralContainers)
+	if added {
+		rt.pod.Spec.EphemeralContainers = append([]corev1.EphemeralContainer{}, pod.Spec.EphemeralContainers...)
+	}
 	rt.mu.Unlock()
+	if added {
+		rt.changed() // report them Waiting at once, as the kubelet's first status does
+	}
 }
 
 // terminate stops the pod for an API deletion, with the deletion's grace period.
@@ -415,15 +450,16 @@ func (rt *podRuntime) teardown() {
 func (rt *podRuntime) stopLeftovers() {
 	rt.mu.Lock()
 	var wg sync.WaitGroup
-	for _, c := range append(append([]*containerRuntime{}, rt.initCs...), rt.cs...) {
+	for _, c := range rt.allLocked() {
 		if h := c.handle; h != nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				h.Stop(rt.grace)
+				term := rt.ended(c, h)
 				rt.mu.Lock()
 				c.handle, c.ready, c.started = nil, false, false
-				c.state = terminated(h.ExitCode(), h.Started, time.Now())
+				c.state = term
 				rt.mu.Unlock()
 			}()
 		}

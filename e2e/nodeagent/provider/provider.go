@@ -12,7 +12,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
-	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -194,11 +193,6 @@ func (p *Provider) StopAll() {
 		}()
 	}
 	wg.Wait()
-}
-
-// AttachToContainer is not supported: containers have no stdin to attach to.
-func (p *Provider) AttachToContainer(context.Context, string, string, string, api.AttachIO) error {
-	return errdefs.InvalidInput("attach is not supported by the local node agent; use exec")
 }
 
 // GetStatsSummary returns an empty summary: the local cluster runs no metrics pipeline.

@@ -8,12 +8,13 @@ import (
 	"syscall"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
-	"golang.org/x/sys/unix"
+
+	"github.com/cozystack/etcd-operator/e2e/nodeagent/process"
 )
 
 // runWithPTY runs c on a new pseudo-terminal, copying the client's stdin/stdout and resizes.
 func runWithPTY(c *exec.Cmd, attach api.AttachIO) error {
-	master, slave, err := openPTY()
+	master, slave, err := process.OpenPTY()
 	if err != nil {
 		return err
 	}
@@ -25,11 +26,7 @@ func runWithPTY(c *exec.Cmd, attach api.AttachIO) error {
 		return err
 	}
 	slave.Close()
-	go func() {
-		for size := range attach.Resize() {
-			_ = unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: size.Height, Col: size.Width})
-		}
-	}()
+	go forwardResizes(master, attach.Resize())
 	if in := attach.Stdin(); in != nil {
 		go func() { _, _ = io.Copy(master, in) }()
 	}
@@ -43,26 +40,10 @@ func runWithPTY(c *exec.Cmd, attach api.AttachIO) error {
 	return err
 }
 
-// openPTY opens a master/slave pseudo-terminal pair through /dev/ptmx.
-func openPTY() (*os.File, *os.File, error) {
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
+// forwardResizes applies the client's terminal sizes until the channel closes; reading it also
+// keeps virtual-kubelet's sender from blocking.
+func forwardResizes(master *os.File, sizes <-chan api.TermSize) {
+	for size := range sizes {
+		_ = process.SetWinsize(master, size.Width, size.Height)
 	}
-	fd := int(master.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		master.Close()
-		return nil, nil, fmt.Errorf("unlockpt: %w", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		master.Close()
-		return nil, nil, fmt.Errorf("ptsname: %w", err)
-	}
-	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		master.Close()
-		return nil, nil, err
-	}
-	return master, slave, nil
 }

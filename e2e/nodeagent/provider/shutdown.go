@@ -90,7 +90,7 @@ func (rt *podRuntime) endByShutdown(now time.Time) {
 	rt.mu.Lock()
 	rt.phase, rt.reason, rt.message = corev1.PodFailed, NodeShutdownReason, NodeShutdownMessage
 	rt.disrupted = true
-	for _, c := range append(append([]*containerRuntime{}, rt.initCs...), rt.cs...) {
+	for _, c := range rt.allLocked() {
 		if c.state.Terminated == nil {
 			// Never ran, or waited for a restart: what the kubelet says of such a container.
 			c.state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137,

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // savedPod is what survives an agent restart: enough to re-adopt running processes.
@@ -27,8 +29,12 @@ type savedContainer struct {
 	LogStart     int64     `json:"logStart"`
 	PrevLogStart int64     `json:"prevLogStart"`
 	Ran          bool      `json:"ran"` // started at least once: the next start is a restart
-	// Finished is set once a container will not be restarted any more.
-	Finished *int `json:"finished,omitempty"`
+	// Finished is set once a container will not be restarted any more; Terminated is then how
+	// it ended (with its termination message).
+	Finished   *int                             `json:"finished,omitempty"`
+	Terminated *corev1.ContainerStateTerminated `json:"terminated,omitempty"`
+	// LastTerminated is the end of the run before the current one (lastState).
+	LastTerminated *corev1.ContainerStateTerminated `json:"lastTerminated,omitempty"`
 }
 
 func statePath(podDir string) string { return filepath.Join(podDir, "state.json") }

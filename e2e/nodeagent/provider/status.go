@@ -15,6 +15,9 @@ type containerView struct {
 	RestartCount int32
 	Ready        bool
 	Started      bool
+	// Ephemeral containers have no probes: the kubelet reports them never ready and leaves
+	// started unset.
+	Ephemeral bool
 }
 
 // podView is the state of one pod as the status builder sees it.
@@ -29,9 +32,10 @@ type podView struct {
 	QOSClass  corev1.PodQOSClass
 	StartTime *metav1.Time
 	// Disrupted: a graceful node shutdown ended the pod (DisruptionTarget condition).
-	Disrupted      bool
-	InitContainers []containerView
-	Containers     []containerView
+	Disrupted           bool
+	InitContainers      []containerView
+	Containers          []containerView
+	EphemeralContainers []containerView
 }
 
 // conditionClock remembers when each condition last changed, as the API wants.
@@ -82,6 +86,10 @@ func buildStatus(v podView, clock conditionClock, now time.Time) corev1.PodStatu
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(c))
 		ready = ready && c.Ready
 	}
+	for _, c := range v.EphemeralContainers {
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, containerStatus(c))
+	}
+	limitMessages(&st)
 	notReady := "ContainersNotReady"
 	if v.Phase == corev1.PodSucceeded || v.Phase == corev1.PodFailed {
 		notReady = "PodCompleted"
@@ -104,13 +112,18 @@ func buildStatus(v podView, clock conditionClock, now time.Time) corev1.PodStatu
 	return st
 }
 
+// containerStatus reports one container; the states are copies, so that cutting their messages
+// to the pod's budget leaves the runtime's own record whole.
 func containerStatus(c containerView) corev1.ContainerStatus {
-	started := c.Started
-	return corev1.ContainerStatus{
+	st := corev1.ContainerStatus{
 		Name: c.Name, Image: c.Image, ImageID: "local://" + c.Image, ContainerID: "local://" + c.Name,
-		State: c.State, LastTerminationState: c.LastState, RestartCount: c.RestartCount,
-		Ready: c.Ready, Started: &started,
+		State: *c.State.DeepCopy(), LastTerminationState: *c.LastState.DeepCopy(), RestartCount: c.RestartCount,
+		Ready: c.Ready && !c.Ephemeral,
 	}
+	if !c.Ephemeral {
+		st.Started = &c.Started
+	}
+	return st
 }
 
 // waiting and terminated build container states.

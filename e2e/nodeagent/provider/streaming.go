@@ -23,6 +23,15 @@ type containerRef struct {
 	handle                 *process.Handle
 	target                 probes.Target
 	logStart, prevLogStart int64
+	stdio                  *containerStdio
+}
+
+// outputDone is closed once the running container's output is all in its log (nil handle: none).
+func (r containerRef) outputDone() <-chan struct{} {
+	if r.handle == nil {
+		return nil
+	}
+	return r.stdio.outputDone(r.handle.Done())
 }
 
 func (p *Provider) container(namespace, pod, name string) (containerRef, error) {
@@ -32,10 +41,8 @@ func (p *Provider) container(namespace, pod, name string) (containerRef, error) 
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	for _, c := range append(append([]*containerRuntime{}, rt.initCs...), rt.cs...) {
-		if c.name == name {
-			return containerRef{handle: c.handle, target: c.target, logStart: c.logStart, prevLogStart: c.prevLogStart}, nil
-		}
+	if c := rt.findLocked(name); c != nil {
+		return containerRef{handle: c.handle, target: c.target, logStart: c.logStart, prevLogStart: c.prevLogStart, stdio: c.stdio}, nil
 	}
 	return containerRef{}, errdefs.NotFoundf("pod %s/%s has no container %q", namespace, pod, name)
 }
@@ -70,7 +77,7 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, pod, contain
 	case end >= 0:
 		r = io.LimitReader(f, end-start)
 	case opts.Follow && ref.handle != nil:
-		r = &followReader{ctx: ctx, f: f, done: ref.handle.Done()}
+		r = &followReader{ctx: ctx, f: f, done: ref.outputDone(), every: logPollInterval}
 	}
 	if opts.LimitBytes > 0 {
 		r = io.LimitReader(r, int64(opts.LimitBytes))
@@ -118,11 +125,19 @@ func TailStart(data []byte, n int) int {
 	return i + 1
 }
 
+// logPollInterval paces `kubectl logs -f`; attachPollInterval the output of an attach, where a
+// person waits for the echo of what they type.
+const (
+	logPollInterval    = 200 * time.Millisecond
+	attachPollInterval = 25 * time.Millisecond
+)
+
 // followReader keeps reading a growing log file until the container exits or the client leaves.
 type followReader struct {
-	ctx  context.Context
-	f    *os.File
-	done <-chan struct{}
+	ctx   context.Context
+	f     *os.File
+	done  <-chan struct{}
+	every time.Duration
 }
 
 func (r *followReader) Read(b []byte) (int, error) {
@@ -136,7 +151,7 @@ func (r *followReader) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		case <-r.done:
 			return r.f.Read(b) // drain what the exiting process wrote last
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(r.every):
 		}
 	}
 }

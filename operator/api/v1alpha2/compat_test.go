@@ -51,11 +51,26 @@ func TestSeedManifestsApplyUnchanged(t *testing.T) {
 	}
 }
 
+// notServedYet are the public operator's kinds this operator does not serve yet, and why; every
+// other kind there must exist here with every spec field.
+var notServedYet = map[string]string{
+	"etcddefrags": "EtcdDefrag comes with the day-2 operations work (defragmentation); the public operator ships it without a controller",
+}
+
 func TestSeedSpecFieldsExist(t *testing.T) {
 	seedDir := filepath.Join(sharedOrSkip(t), "crds", "seed-operator")
-	for _, kind := range []string{"etcdclusters", "etcdmembers"} {
-		file := "etcd-operator.cozystack.io_" + kind + ".yaml"
-		seed := specPaths(t, filepath.Join(seedDir, file))
+	files, _ := filepath.Glob(filepath.Join(seedDir, "etcd-operator.cozystack.io_*.yaml"))
+	if len(files) < 4 {
+		t.Fatalf("expected the public operator's four CRDs in %s, found %d", seedDir, len(files))
+	}
+	for _, path := range files {
+		file := filepath.Base(path)
+		kind := strings.TrimSuffix(strings.TrimPrefix(file, "etcd-operator.cozystack.io_"), ".yaml")
+		if why, ok := notServedYet[kind]; ok {
+			t.Logf("%s: not served yet: %s", kind, why)
+			continue
+		}
+		seed := specPaths(t, path)
 		ours := specPaths(t, filepath.Join(testenv.CRDDir(), file))
 		var missing []string
 		for p, typ := range seed {

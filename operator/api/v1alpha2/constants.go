@@ -42,6 +42,38 @@ const (
 // ComponentTrustBundle is the LabelAppComponent of a cluster's trust bundle ConfigMaps.
 const ComponentTrustBundle = "trust-bundle"
 
+// Backups.
+const (
+	// LabelBackupSchedule names the EtcdBackupSchedule that created an EtcdSnapshot.
+	LabelBackupSchedule = LabelPrefix + "backup-schedule"
+	// LabelSnapshot names the EtcdSnapshot an agent Pod works for.
+	LabelSnapshot = LabelPrefix + "snapshot"
+	// ComponentSnapshotAgent is the LabelAppComponent of the Pods that take and delete snapshots.
+	ComponentSnapshotAgent = "snapshot-agent"
+	// AnnotationRestoring on an EtcdCluster names the EtcdRestore rolling it back; while it is
+	// set, the cluster controller changes nothing and member finalizers leave etcd alone.
+	AnnotationRestoring = LabelPrefix + "restoring"
+	// SnapshotArtifactFinalizer makes the deletion of an EtcdSnapshot with deletionPolicy
+	// Delete wait until its artifact is deleted.
+	SnapshotArtifactFinalizer = LabelPrefix + "artifact-cleanup"
+	// AgentContainer is the container name of snapshot agent Pods.
+	AgentContainer = "agent"
+	// RestoreContainer and ToolsContainer are the seed's init containers of a restore.
+	RestoreContainer = "restore"
+	ToolsContainer   = "install-tools"
+	// AnnotationQuorumLoss on an EtcdRestore says the cluster controller made it to recover a
+	// cluster that lost quorum for good: no safety snapshot can be taken.
+	AnnotationQuorumLoss = LabelPrefix + "quorum-loss"
+	// LabelRestore on a seed names the EtcdRestore that created it.
+	LabelRestore = LabelPrefix + "restore"
+	// AnnotationSuperseded on an EtcdSnapshot in flight asks for it to be stopped and Failed
+	// (a schedule with concurrencyPolicy Replace started a newer one).
+	AnnotationSuperseded = LabelPrefix + "superseded"
+	// RollbackRevisionBump is how far revisions jump in an in-place rollback: far above any the
+	// cluster handed out, so no watcher takes a restored revision for one it already saw.
+	RollbackRevisionBump = 1_000_000_000
+)
+
 // Finalizers.
 const (
 	// MemberCleanupFinalizer makes the deletion of an EtcdMember wait for MemberRemove.
@@ -80,7 +112,7 @@ const (
 	ReasonCertManagerNotInstalled   = "CertManagerNotInstalled"
 	ReasonAuthRequiredNotConfigured = "AuthRequiredNotConfigured"
 	// ReasonAuthCredentialsRejected: etcd refused the operator's credentials and root's password
-	// from spec.auth.rootCredentialsSecretRef (Degraded, Event; retried every 30 s).
+	// from spec.auth.rootCredentialsSecretRef (Degraded, Event; retried every 10 s).
 	ReasonAuthCredentialsRejected = "AuthCredentialsRejected"
 
 	// Additions.
@@ -126,12 +158,72 @@ const (
 	// are restarted once more without the plaintext listener (Event).
 	ReasonClientTLSServing = "ClientTLSServing"
 
+	// ReasonRestoreFailed: the seed's restore from a snapshot failed (the agent's reason and
+	// message follow); nothing is started from it. On the member's Ready and the cluster's
+	// Degraded condition, and an Event.
+	ReasonRestoreFailed = "RestoreFailed"
+	// ReasonRestoring: the seed is being restored from a snapshot, or the cluster rolled back.
+	ReasonRestoring = "Restoring"
+	// ReasonRestoreSourceInvalid: spec.bootstrap.restore names an EtcdSnapshot that does not
+	// exist or is not Complete, or a Secret the source needs is missing (Degraded, Event); the
+	// seed is not created until it is.
+	ReasonRestoreSourceInvalid = "RestoreSourceInvalid"
+	// ReasonQuorumRecovered: the operator rebuilt a cluster that had lost quorum for good
+	// (spec.quorumLoss), from a survivor or the latest snapshot (Event).
+	ReasonQuorumRecovered = "QuorumRecovered"
+	// ReasonQuorumLostForGood: a majority of the voters lost their data; with spec.quorumLoss
+	// Wait the operator reports it and changes nothing.
+	ReasonQuorumLostForGood = "QuorumLostForGood"
+
+	// ReasonDataLost: a PVC member's claim is gone, being deleted or replaced, so its data is
+	// lost for good; its Pod is not started on an empty claim (member's Ready condition).
+	ReasonDataLost = "DataLost"
+
 	// EtcdMember reasons.
 	ReasonPodReady            = "PodReady"
 	ReasonPodNotReady         = "PodNotReady"
 	ReasonDiscoveringMemberID = "DiscoveringMemberID"
 	ReasonVersionMismatch     = "VersionMismatch"
 	ReasonVersionMatched      = "VersionMatched"
+)
+
+// Snapshot, schedule and restore reasons (the Ready condition of EtcdSnapshot,
+// EtcdBackupSchedule and EtcdRestore).
+const (
+	ReasonSnapshotPending   = "Pending"
+	ReasonAgentStarted      = "AgentStarted"
+	ReasonSnapshotStored    = "SnapshotStored"
+	ReasonClusterNotFound   = "ClusterNotFound"
+	ReasonClusterNotReady   = "ClusterNotReady"
+	ReasonAgentImageMissing = "AgentImageNotConfigured"
+	ReasonAgentLost         = "AgentLost"
+	ReasonSuperseded        = "Superseded"
+	// ReasonCredentialsMissing: the S3 credentials Secret or one of its keys is missing.
+	ReasonCredentialsMissing = "CredentialsMissing"
+	// ReasonDestinationInvalid: the destination PVC does not exist.
+	ReasonDestinationInvalid = "DestinationInvalid"
+	// Reasons the agent reports (operator/internal/snapshot): the store or etcd refused.
+	ReasonEtcdUnreachable     = "EtcdUnreachable"
+	ReasonEndpointUnreachable = "EndpointUnreachable"
+	ReasonAccessDenied        = "AccessDenied"
+	ReasonBucketNotFound      = "BucketNotFound"
+	ReasonArtifactExists      = "ArtifactExists"
+	ReasonNoSpace             = "NoSpace"
+	ReasonChecksumMismatch    = "ChecksumMismatch"
+	ReasonSnapshotFailed      = "Failed"
+
+	// Schedules.
+	ReasonScheduled       = "Scheduled"
+	ReasonInvalidSchedule = "InvalidSchedule"
+	ReasonSuspended       = "Suspended"
+
+	// Rollbacks.
+	ReasonSafetySnapshot  = "TakingSafetySnapshot"
+	ReasonRolledBack      = "RolledBack"
+	ReasonRestoreBusy     = "AnotherRestoreRunning"
+	ReasonSourceNotReady  = "SourceNotReady"
+	ReasonSafetyFailed    = "SafetySnapshotFailed"
+	ReasonRollbackAborted = "Aborted"
 )
 
 // Member roles reported in EtcdCluster status.members.
@@ -195,6 +287,15 @@ const (
 	MsgClientTLSOperatorSecret = "spec.tls.client.operatorClientSecretRef cannot be combined with certManager; use certManager.operatorClientIssuerRef"
 	MsgPeerTLSSource           = "exactly one of spec.tls.peer.secretRef or spec.tls.peer.certManager must be set"
 	MsgSnapshotLocation        = "exactly one of destination.s3 or destination.pvc must be set"
+	MsgRestoreSource           = "exactly one of source.s3, source.pvc or source.snapshotRef must be set"
+	MsgSnapshotSpecImmutable   = "spec of an EtcdSnapshot is immutable; create a new EtcdSnapshot instead"
+	MsgSnapshotClusterRef      = "spec.clusterRef.name must name the EtcdCluster to snapshot"
+	MsgScheduleClusterRef      = "spec.clusterRef.name must name the EtcdCluster to back up"
+	MsgRestoreSpecImmutable    = "spec of an EtcdRestore is immutable; create a new EtcdRestore instead"
+	MsgRestoreClusterRef       = "spec.clusterRef.name must name the EtcdCluster to roll back"
+	MsgRestoreSafetySnapshot   = "spec.safetySnapshot.destination is required unless spec.source.snapshotRef is set (then the safety snapshot goes beside it)"
+	MsgRollbackS3Key           = "spec.source.s3.key must be the exact (non-empty) object key"
+	MsgRollbackPVCSubPath      = "spec.source.pvc.subPath must be the exact (non-empty) snapshot file path"
 	MsgRestoreS3Key            = "bootstrap.restore.source.s3.key must be the exact (non-empty) object key for a restore source"
 	MsgRestorePVCSubPath       = "bootstrap.restore.source.pvc.subPath must be the exact (non-empty) snapshot file path for a restore source"
 	MsgImageRepositoryNoTag    = "spec.imageRepository must be a repository without a tag or digest; the tag is always v<spec.version>"

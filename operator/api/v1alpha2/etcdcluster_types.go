@@ -51,7 +51,7 @@ type EtcdClusterSpec struct {
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
 
-	// Bootstrap seeds a new cluster, e.g. from a snapshot.
+	// Bootstrap is how a new cluster starts: empty, or restored from a snapshot.
 	// +optional
 	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
 
@@ -103,7 +103,28 @@ type EtcdClusterSpec struct {
 	// Addition.
 	// +optional
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// QuorumLoss is what the operator does once a majority of the voters has lost its data for
+	// good (their PVCs deleted or replaced, tmpfs Pods gone; never for a member that may come
+	// back, such as one on a NotReady node). Wait (the default) reports QuorumLost and changes
+	// nothing. RebuildFromSurvivor forces a one-member cluster from the surviving member with
+	// the most data (writes it never received are lost) and adds the others back as new
+	// members. RestoreLatestSnapshot rolls the cluster back in place to its newest Complete
+	// EtcdSnapshot (every write after it is lost). Addition.
+	// +kubebuilder:default=Wait
+	// +optional
+	QuorumLoss QuorumLossPolicy `json:"quorumLoss,omitempty"`
 }
+
+// QuorumLossPolicy says how a cluster that lost a majority of its voters' data recovers.
+// +kubebuilder:validation:Enum=Wait;RebuildFromSurvivor;RestoreLatestSnapshot
+type QuorumLossPolicy string
+
+const (
+	QuorumLossWait                  QuorumLossPolicy = "Wait"
+	QuorumLossRebuildFromSurvivor   QuorumLossPolicy = "RebuildFromSurvivor"
+	QuorumLossRestoreLatestSnapshot QuorumLossPolicy = "RestoreLatestSnapshot"
+)
 
 // PodDisruptionBudgetSpec switches the operator's PodDisruptionBudget.
 type PodDisruptionBudgetSpec struct {
@@ -176,8 +197,9 @@ type AuthSpec struct {
 	RootCredentialsSecretRef *corev1.LocalObjectReference `json:"rootCredentialsSecretRef,omitempty"`
 }
 
-// BootstrapSpec is consulted once, when the cluster is first formed.
+// BootstrapSpec is consulted once, before the cluster first forms.
 type BootstrapSpec struct {
+	// Restore seeds the new cluster from a snapshot instead of an empty data directory.
 	// +optional
 	Restore *RestoreSpec `json:"restore,omitempty"`
 }

@@ -27,8 +27,24 @@ type MemberTLS struct {
 	TrustBundle string `json:"trustBundle,omitempty"`
 }
 
+// MemberRestore is a resolved restore source: an S3 object or a PVC file, with the checksum it
+// must match when one is known.
+type MemberRestore struct {
+	Source RestoreSource `json:"source"`
+	// Checksum is "sha256:<hex>" of the artifact; empty when unknown (then only etcd's own
+	// integrity hash at the end of the snapshot is checked). Addition.
+	// +optional
+	Checksum string `json:"checksum,omitempty"`
+	// BumpRevision raises every revision by this much and marks the old ones compacted, so that
+	// watchers of a cluster rolled back in place (kube-apiserver) resync instead of missing
+	// changes. Addition.
+	// +optional
+	BumpRevision int64 `json:"bumpRevision,omitempty"`
+}
+
 // EtcdMemberSpec is one etcd member. The operator writes it from the cluster's template when it
-// creates the member.
+// creates the member, and keeps it in step with the template afterwards (a changed template is
+// rolled out one member at a time).
 type EtcdMemberSpec struct {
 	// ClusterName is the EtcdCluster this member belongs to.
 	// +kubebuilder:validation:MinLength=1
@@ -77,9 +93,18 @@ type EtcdMemberSpec struct {
 	// +optional
 	TLS *MemberTLS `json:"tls,omitempty"`
 
-	// Restore seeds the data directory from a snapshot (seed of a restoring cluster only).
+	// Restore seeds the data directory from a snapshot before etcd first starts (the seed of a
+	// cluster restored at bootstrap or rolled back in place); the cluster controller resolves
+	// it from the cluster's spec or an EtcdRestore.
 	// +optional
-	Restore *RestoreSpec `json:"restore,omitempty"`
+	Restore *MemberRestore `json:"restore,omitempty"`
+
+	// ForceNewCluster starts the member with --force-new-cluster: it drops every other member
+	// from its membership and forms a one-member cluster from its own data. The cluster
+	// controller sets it on the survivor of a quorum loss (spec.quorumLoss=RebuildFromSurvivor)
+	// and clears it once that cluster has formed. Addition.
+	// +optional
+	ForceNewCluster bool `json:"forceNewCluster,omitempty"`
 
 	// NodeSelector of the Pod. Addition.
 	// +optional
@@ -115,6 +140,10 @@ type EtcdMemberStatus struct {
 	Selector string `json:"selector,omitempty"`
 	// +optional
 	PVCName string `json:"pvcName,omitempty"`
+	// PVCUID is the UID of the claim the member's data is on. A claim that is gone, being
+	// deleted, or replaced by another one means the data is lost for good. Addition.
+	// +optional
+	PVCUID string `json:"pvcUID,omitempty"`
 	// Version is the etcd version the member runs.
 	// +optional
 	Version string `json:"version,omitempty"`

@@ -127,42 +127,70 @@ type PrivateKeyTemplate struct {
 	Size int `json:"size,omitempty"`
 }
 
-// SnapshotLocation is where a snapshot is read from or written to: exactly one of s3 or pvc.
+// SnapshotLocation is where a snapshot is stored: exactly one of s3 or pvc.
 // +kubebuilder:validation:XValidation:rule="has(self.s3) != has(self.pvc)",message="exactly one of destination.s3 or destination.pvc must be set"
 type SnapshotLocation struct {
+	// S3 stores the snapshot in an S3-compatible object store.
 	// +optional
 	S3 *S3Location `json:"s3,omitempty"`
+	// PVC stores the snapshot on a PersistentVolumeClaim.
 	// +optional
 	PVC *PVCLocation `json:"pvc,omitempty"`
 }
 
 // S3Location is an object in an S3-compatible store.
 type S3Location struct {
+	// Endpoint is the S3 endpoint URL, e.g. https://s3.amazonaws.com or a MinIO or Ceph endpoint.
 	// +kubebuilder:validation:MinLength=1
 	Endpoint string `json:"endpoint"`
+	// Bucket must exist; the operator does not create it.
 	// +kubebuilder:validation:MinLength=1
 	Bucket string `json:"bucket"`
+	// Key: of a snapshot destination, an optional prefix under which the object
+	// <prefix>/<snapshot-name>.db is written; of a restore source, the exact object key.
 	// +optional
 	Key string `json:"key,omitempty"`
-	// CredentialsSecretRef names a Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+	// CredentialsSecretRef names a Secret in the same namespace with AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY.
 	CredentialsSecretRef corev1.LocalObjectReference `json:"credentialsSecretRef"`
+	// Region of the bucket; us-east-1 when empty.
 	// +optional
 	Region string `json:"region,omitempty"`
+	// ForcePathStyle puts the bucket in the path instead of the host name (MinIO and Ceph
+	// usually need it).
 	// +optional
 	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
 }
 
-// PVCLocation is a path on a PersistentVolumeClaim.
+// PVCLocation is a path on a PersistentVolumeClaim in the same namespace.
 type PVCLocation struct {
 	// +kubebuilder:validation:MinLength=1
 	ClaimName string `json:"claimName"`
+	// SubPath: of a snapshot destination, an optional directory the file <snapshot-name>.db is
+	// written in; of a restore source, the exact path of the snapshot file.
 	// +optional
 	SubPath string `json:"subPath,omitempty"`
 }
 
-// RestoreSpec names the snapshot a new cluster is seeded from.
+// RestoreSource is the snapshot a cluster is restored from: an object in S3, a file on a PVC,
+// or an EtcdSnapshot of the same namespace (whose artifact and checksum are used).
+// +kubebuilder:validation:XValidation:rule="(has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) + (has(self.snapshotRef) ? 1 : 0) == 1",message="exactly one of source.s3, source.pvc or source.snapshotRef must be set"
+type RestoreSource struct {
+	// +optional
+	S3 *S3Location `json:"s3,omitempty"`
+	// +optional
+	PVC *PVCLocation `json:"pvc,omitempty"`
+	// SnapshotRef names a Complete EtcdSnapshot; its recorded sha256 is checked before anything
+	// is restored. Addition.
+	// +optional
+	SnapshotRef *corev1.LocalObjectReference `json:"snapshotRef,omitempty"`
+}
+
+// RestoreSpec names the snapshot a new cluster's seed is restored from. The seed's data
+// directory is restored with the etcdutl of the cluster's own etcd version (a new cluster
+// ID), after the checksum and the free space are checked; the other members then join it.
 // +kubebuilder:validation:XValidation:rule="!has(self.source.s3) || (has(self.source.s3.key) && size(self.source.s3.key) > 0)",message="bootstrap.restore.source.s3.key must be the exact (non-empty) object key for a restore source"
 // +kubebuilder:validation:XValidation:rule="!has(self.source.pvc) || (has(self.source.pvc.subPath) && size(self.source.pvc.subPath) > 0)",message="bootstrap.restore.source.pvc.subPath must be the exact (non-empty) snapshot file path for a restore source"
 type RestoreSpec struct {
-	Source SnapshotLocation `json:"source"`
+	Source RestoreSource `json:"source"`
 }

@@ -136,21 +136,21 @@ func TestCreateRejections(t *testing.T) {
 		{"peer tls without source", func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{}} }, v1.MsgPeerTLSSource},
 		{"restore with memory", func(s *v1.EtcdClusterSpec) {
 			memory(s)
-			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"}}}}
 		}, v1.MsgRestoreMemory},
 		{"restore from two locations", func(s *v1.EtcdClusterSpec) {
-			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"},
 				S3: &v1.S3Location{Endpoint: "http://s3", Bucket: "b", Key: "k",
 					CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}}}
-		}, v1.MsgSnapshotLocation},
+		}, v1.MsgRestoreSource},
 		{"restore s3 without key", func(s *v1.EtcdClusterSpec) {
-			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				S3: &v1.S3Location{Endpoint: "http://s3", Bucket: "b", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}}}
 		}, v1.MsgRestoreS3Key},
 		{"restore pvc without subPath", func(s *v1.EtcdClusterSpec) {
-			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				PVC: &v1.PVCLocation{ClaimName: "snaps"}}}}
 		}, v1.MsgRestorePVCSubPath},
 		{"image repository with tag", func(s *v1.EtcdClusterSpec) { s.ImageRepository = "mirror.local:5000/etcd:v3.6.16" }, v1.MsgImageRepositoryNoTag},
@@ -239,7 +239,7 @@ func TestUpdateRejections(t *testing.T) {
 		{"auth turned off", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth.Enabled = false }, v1.MsgAuthNoDisable},
 		{"auth removed", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth = nil }, v1.MsgAuthNoDisable},
 		{"bootstrap added", nil, func(s *v1.EtcdClusterSpec) {
-			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.SnapshotLocation{
+			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"}}}}
 		}, v1.MsgBootstrapAddRemove},
 	}

@@ -1,4 +1,5 @@
-// Command manager runs the etcd operator's controllers.
+// Command manager runs the etcd operator's controllers, or, as `manager snapshot-agent`,
+// `manager restore-agent` and `manager install-tools <dir>`, the programs its Pods run.
 package main
 
 import (
@@ -18,11 +19,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
-	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
-	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
-	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/agent"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
+	"github.com/cozystack/etcd-operator/operator/internal/manager"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
-	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
@@ -36,6 +36,7 @@ type options struct {
 	watchNamespaces        string
 	clusterDomain          string
 	imageRepository        string
+	agentImage             string
 	workers                int
 	tenantController       bool
 }
@@ -51,6 +52,8 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 		"the Kubernetes cluster DNS domain (member names, TLS names); empty reads it from /etc/resolv.conf, else cluster.local")
 	fs.StringVar(&o.imageRepository, "etcd-image-repository", envOr("ETCD_IMAGE_REPOSITORY", v1alpha2.DefaultImageRepository),
 		"etcd image repository; the tag is v<spec.version>")
+	fs.StringVar(&o.agentImage, "agent-image", os.Getenv("AGENT_IMAGE"),
+		"the operator's own image: its binary takes and restores snapshots in Pods (empty: snapshots fail and restores wait, saying why)")
 	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "workers per controller")
 	fs.BoolVar(&o.tenantController, "enable-tenant-controller", false, "run the Kamaji TenantControlPlane controller (not in this build yet)")
 	zapOpts.BindFlags(fs)
@@ -111,6 +114,13 @@ func cacheOptions(watch string) cache.Options {
 }
 
 func main() {
+	// The programs that run inside Pods (snapshot and restore agents, install-tools) are
+	// subcommands of this binary; anything else starts the manager.
+	if len(os.Args) > 1 {
+		if code, ok := agent.Main(os.Args[1], os.Args[2:]); ok {
+			os.Exit(code)
+		}
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		os.Exit(1)
@@ -149,10 +159,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	pool := etcd.NewPool()
-	pool.Dial = topology.PodDialer(mgr.GetClient(), nil)
-	defer pool.Close()
-	if err := Setup(mgr, pool, o); err != nil {
+	// One TLS source and one etcd access for all controllers: they share the pooled etcd
+	// client, keyed on its tls.Config.
+	tlsSource := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
+	access := etcdaccess.NewPooled(mgr.GetClient(), nil, tlsSource)
+	defer access.Close()
+	if err := manager.Setup(mgr, access, tlsSource, manager.Options{Workers: o.workers, ClusterDomain: o.clusterDomain,
+		ImageRepository: o.imageRepository, AgentImage: o.agentImage}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -162,23 +175,4 @@ func run(args []string) error {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-// Setup registers both lifecycle controllers with a manager.
-func Setup(mgr ctrl.Manager, factory etcd.Factory, o options) error {
-	// One TLS source for both: they share the pooled etcd client, keyed on its tls.Config.
-	tlsSource := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
-	cluster := &etcdcluster.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
-		Etcd: factory, MaxConcurrentReconciles: o.workers, ClusterDomain: o.clusterDomain, TLS: tlsSource,
-	}
-	if err := cluster.SetupWithManager(mgr); err != nil {
-		return err
-	}
-	member := &etcdmember.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
-		Etcd: factory, ImageRepository: o.imageRepository, MaxConcurrentReconciles: o.workers,
-		ClusterDomain: o.clusterDomain, TLS: tlsSource,
-	}
-	return member.SetupWithManager(mgr)
 }

@@ -46,9 +46,6 @@ func Wanted(c *v1alpha2.EtcdCluster) bool {
 	return c.Spec.Auth != nil && c.Spec.Auth.Enabled && c.Spec.Auth.RootCredentialsSecretRef != nil
 }
 
-// OperatorSecretName is the owned Secret holding the operator's own etcd credentials.
-func OperatorSecretName(cluster string) string { return cluster + v1alpha2.OperatorAuthSecretSuffix }
-
 // MissingError says the root credentials cannot be read: the Secret or its password key is
 // missing. The message never contains a password.
 type MissingError struct{ Message string }
@@ -83,7 +80,7 @@ type Operator struct {
 
 // ReadOperator reads the owned Secret; ok is false when it does not exist or is incomplete.
 func ReadOperator(ctx context.Context, r SecretReader, c *v1alpha2.EtcdCluster) (Operator, bool, error) {
-	sec, err := r.Secret(ctx, c.Namespace, OperatorSecretName(c.Name))
+	sec, err := r.Secret(ctx, c.Namespace, v1alpha2.OperatorAuthSecretName(c.Name))
 	if err != nil {
 		if isMissing(err) {
 			return Operator{}, false, nil
@@ -94,12 +91,9 @@ func ReadOperator(ctx context.Context, r SecretReader, c *v1alpha2.EtcdCluster) 
 	return op, op.Username != "" && op.Password != "", nil
 }
 
-// Credentials is who the controllers dial the cluster as: anonymous until auth has latched in
-// status; then the operator's own user, or root when the owned Secret is gone.
+// Credentials is who the operator dials a cluster with auth on as: its own user, or root when
+// the owned Secret is gone. (Until auth has latched, it dials anonymously.)
 func Credentials(ctx context.Context, r SecretReader, c *v1alpha2.EtcdCluster) (user, password string, err error) {
-	if !c.Status.AuthEnabled {
-		return "", "", nil
-	}
 	op, ok, err := ReadOperator(ctx, r, c)
 	if err != nil {
 		return "", "", err

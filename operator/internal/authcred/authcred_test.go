@@ -44,8 +44,7 @@ func TestCredentials(t *testing.T) {
 		user, pass string
 		missing    string // substring of a MissingError, or "" for none
 	}{
-		{"anonymous before the latch", false, secrets{"root": root, OperatorSecretName("c"): op}, "", "", ""},
-		{"operator's own user once latched", true, secrets{"root": root, OperatorSecretName("c"): op}, v1alpha2.OperatorUser, "op-pw", ""},
+		{"operator's own user once latched", true, secrets{"root": root, v1alpha2.OperatorAuthSecretName("c"): op}, v1alpha2.OperatorUser, "op-pw", ""},
 		{"root when the owned Secret is gone", true, secrets{"root": root}, v1alpha2.RootUser, "root-pw", ""},
 		{"root Secret missing", true, secrets{}, "", "", "ns/root does not exist"},
 		{"password key empty", true, secrets{"root": {"password": nil}}, "", "", `no (or an empty) "password" key`},

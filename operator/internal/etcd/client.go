@@ -1,12 +1,13 @@
-// Package etcd is the operator's only door to etcd's cluster API. Controllers talk to the small
-// Client interface; a Pool keeps one real clientv3 client per EtcdCluster, and a Fake stands in
-// for it in unit and envtest tests.
+// Package etcd is the only wrapper of etcd's clientv3. Its users reach it through package
+// etcdaccess and talk to the small Client interface; a Pool keeps one real clientv3 client per
+// EtcdCluster, Dial makes a standalone one, and etcdtest's fake stands in for both in tests.
 package etcd
 
 import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -27,13 +28,18 @@ type MemberList struct {
 
 // EndpointStatus is what one member reports about itself (Maintenance.Status).
 type EndpointStatus struct {
-	MemberID         uint64
+	MemberID uint64
+	// ClusterID and Revision are from the response header: the member's view when it answered.
+	ClusterID        uint64
+	Revision         int64
 	Leader           uint64
 	Version          string
 	RaftIndex        uint64
 	RaftAppliedIndex uint64
 	IsLearner        bool
-	Errors           []string
+	// DBSize is the backend database's size on disk, DBSizeInUse the part holding data.
+	DBSize, DBSizeInUse int64
+	Errors              []string
 }
 
 // Client is the subset of etcd's API the lifecycle controllers need.
@@ -50,6 +56,8 @@ type Client interface {
 	UserAdd(ctx context.Context, name, password string) error
 	UserChangePassword(ctx context.Context, name, password string) error
 	UserGrantRole(ctx context.Context, name, role string) error
+	// Snapshot streams the connected member's database (see remote.Snapshot).
+	Snapshot(ctx context.Context) (io.ReadCloser, error)
 	Close() error
 }
 

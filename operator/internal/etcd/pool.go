@@ -28,7 +28,7 @@ type Pool struct {
 	clients map[string]*pooled
 	// Dial, when set, opens every connection (topology.PodDialer; in tests also into the cluster's
 	// network namespace).
-	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	Dial DialFunc
 }
 
 type pooled struct {
@@ -51,7 +51,7 @@ func (p *Pool) Client(_ context.Context, target Target) (Client, error) {
 	}
 	fp := fingerprint(target)
 	if c := p.reuse(target.Key, fp); c != nil {
-		return &remote{c: c, target: target, pool: p}, nil
+		return &remote{c: c, target: target, pool: p, dial: p.Dial}, nil
 	}
 	c, err := clientv3.New(p.config(target, target.Endpoints))
 	if err != nil {
@@ -62,12 +62,12 @@ func (p *Pool) Client(_ context.Context, target Target) (Client, error) {
 	if have, ok := p.clients[target.Key]; ok {
 		if have.fingerprint == fp { // another worker built the same client meanwhile: keep one
 			_ = c.Close()
-			return &remote{c: have.client, target: target, pool: p}, nil
+			return &remote{c: have.client, target: target, pool: p, dial: p.Dial}, nil
 		}
 		closeLater(have.client)
 	}
 	p.clients[target.Key] = &pooled{fingerprint: fp, client: c}
-	return &remote{c: c, target: target, pool: p}, nil
+	return &remote{c: c, target: target, pool: p, dial: p.Dial}, nil
 }
 
 // reuse is the cluster's client when its fingerprint is fp; a stale one is dropped.
@@ -86,7 +86,14 @@ func (p *Pool) reuse(key, fp string) *clientv3.Client {
 	return nil
 }
 
+// DialFunc opens a connection, as net.Dialer.DialContext does.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
 func (p *Pool) config(t Target, endpoints []string) clientv3.Config {
+	return config(t, endpoints, p.Dial)
+}
+
+func config(t Target, endpoints []string, dial DialFunc) clientv3.Config {
 	eps := make([]string, len(endpoints))
 	for i, ep := range endpoints {
 		eps[i] = t.url(ep)
@@ -96,9 +103,9 @@ func (p *Pool) config(t Target, endpoints []string) clientv3.Config {
 		TLS: t.TLS, Username: t.Username, Password: t.Password,
 	}
 	cfg.DialOptions = []grpc.DialOption{grpc.WithConnectParams(reconnect)}
-	if p.Dial != nil {
+	if dial != nil {
 		cfg.DialOptions = append(cfg.DialOptions, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-			return p.Dial(ctx, "tcp", addr)
+			return dial(ctx, "tcp", addr)
 		}))
 	}
 	return cfg
@@ -152,142 +159,3 @@ func fingerprint(t Target) string {
 	pw := sha256.Sum256([]byte(t.Password))
 	return fmt.Sprintf("%s|%p|%s|%x", strings.Join(eps, ","), t.TLS, t.Username, pw)
 }
-
-// remote adapts a clientv3 client to Client.
-type remote struct {
-	c      *clientv3.Client
-	target Target
-	pool   *Pool
-}
-
-func (r *remote) MemberList(ctx context.Context) (MemberList, error) {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	resp, err := r.c.MemberList(ctx)
-	if err != nil {
-		return MemberList{}, err
-	}
-	out := MemberList{ClusterID: resp.Header.GetClusterId()}
-	for _, m := range resp.Members {
-		out.Members = append(out.Members, Member{
-			ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner,
-		})
-	}
-	return out, nil
-}
-
-func (r *remote) MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error) {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	resp, err := r.c.MemberAddAsLearner(ctx, []string{peerURL})
-	if err != nil {
-		return Member{}, err
-	}
-	return Member{ID: resp.Member.ID, PeerURLs: resp.Member.PeerURLs, IsLearner: true}, nil
-}
-
-func (r *remote) MemberPromote(ctx context.Context, id uint64) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	_, err := r.c.MemberPromote(ctx, id)
-	return err
-}
-
-func (r *remote) MemberRemove(ctx context.Context, id uint64) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	_, err := r.c.MemberRemove(ctx, id)
-	return err
-}
-
-func (r *remote) Status(ctx context.Context, endpoint string) (EndpointStatus, error) {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout/2)
-	defer cancel()
-	resp, err := r.c.Status(ctx, r.target.url(endpoint))
-	if err != nil {
-		return EndpointStatus{}, err
-	}
-	return EndpointStatus{
-		MemberID: resp.Header.GetMemberId(), Leader: resp.Leader, Version: resp.Version,
-		RaftIndex: resp.RaftIndex, RaftAppliedIndex: resp.RaftAppliedIndex,
-		IsLearner: resp.IsLearner, Errors: resp.Errors,
-	}, nil
-}
-
-// MoveLeader must be served by the current leader, so it finds the leader's client URL and asks
-// it through a short-lived client pinned to that endpoint.
-func (r *remote) MoveLeader(ctx context.Context, transfereeID uint64) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	leaderURL, err := r.leaderEndpoint(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := clientv3.New(r.pool.config(r.target, []string{leaderURL}))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = c.Close() }()
-	_, err = c.MoveLeader(ctx, transfereeID)
-	return err
-}
-
-func (r *remote) leaderEndpoint(ctx context.Context) (string, error) {
-	list, err := r.MemberList(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, ep := range r.c.Endpoints() {
-		st, err := r.Status(ctx, ep)
-		if err != nil || st.Leader == 0 {
-			continue
-		}
-		for _, m := range list.Members {
-			if m.ID == st.Leader && len(m.ClientURLs) > 0 {
-				return m.ClientURLs[0], nil
-			}
-		}
-	}
-	return "", fmt.Errorf("no reachable endpoint knows a leader with a client URL")
-}
-
-func (r *remote) AuthStatus(ctx context.Context) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	resp, err := r.c.AuthStatus(ctx)
-	if err != nil {
-		return false, err
-	}
-	return resp.Enabled, nil
-}
-
-func (r *remote) AuthEnable(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	_, err := r.c.AuthEnable(ctx)
-	return err
-}
-
-func (r *remote) UserAdd(ctx context.Context, name, password string) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	_, err := r.c.UserAdd(ctx, name, password)
-	return err
-}
-
-func (r *remote) UserChangePassword(ctx context.Context, name, password string) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	_, err := r.c.UserChangePassword(ctx, name, password)
-	return err
-}
-
-func (r *remote) UserGrantRole(ctx context.Context, name, role string) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	_, err := r.c.UserGrantRole(ctx, name, role)
-	return err
-}
-
-// Close is a no-op: the pool owns the client.
-func (r *remote) Close() error { return nil }

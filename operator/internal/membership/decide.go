@@ -18,6 +18,9 @@ func Decide(o Observed) Action {
 	if a, ok := decidePause(o); ok {
 		return a
 	}
+	if a, ok := decideQuorumLoss(o); ok {
+		return a
+	}
 	if !o.Reachable {
 		return wait("ClusterUnreachable", "etcd's member list cannot be read")
 	}
@@ -52,7 +55,7 @@ func decideUnformed(o Observed) Action {
 
 // decidePause handles what needs no etcd: all members lost, resume, and the final 1->0 step.
 func decidePause(o Observed) (Action, bool) {
-	running := running(o.Members)
+	running := Running(o.Members)
 	dormant := slices.IndexFunc(o.Members, func(m Member) bool { return m.Dormant })
 	switch {
 	case allLost(o.Members):
@@ -70,7 +73,7 @@ func decidePause(o Observed) (Action, bool) {
 
 // completePending registers a pending member, unless the target shrank below it meanwhile.
 func completePending(o Observed) (Action, bool) {
-	if int32(len(running(o.Members))) > o.Desired {
+	if int32(len(Running(o.Members))) > o.Desired {
 		return Action{}, false
 	}
 	for _, m := range o.Members {
@@ -98,7 +101,7 @@ func removeStray(o Observed) (Action, bool) {
 // replaceDropped replaces members that were registered but are no longer in etcd (removed
 // behind the operator's back): their data belongs to a removed identity and cannot rejoin.
 func replaceDropped(o Observed) (Action, bool) {
-	for _, m := range running(o.Members) {
+	for _, m := range Running(o.Members) {
 		if !m.Pending && !m.InEtcd {
 			return Action{Kind: ReplaceMember, Member: m.Name, Reason: "MemberRemovedFromEtcd",
 				Message: fmt.Sprintf("member %s is no longer in etcd's member list", m.Name)}, true
@@ -114,10 +117,10 @@ const ReasonLearnerCatchingUp = "LearnerCatchingUp"
 // handleLearner finishes the one learner etcd allows before anything else changes. A pending
 // member that is already a learner (the operator stopped mid-add) is completed, not awaited.
 func handleLearner(o Observed) (Action, bool) {
-	if int32(len(running(o.Members))) > o.Desired {
+	if int32(len(Running(o.Members))) > o.Desired {
 		return Action{}, false // shrinking: scaleDown removes the learner first
 	}
-	for _, m := range running(o.Members) {
+	for _, m := range Running(o.Members) {
 		if !m.IsLearner || m.Pending {
 			continue
 		}
@@ -138,7 +141,7 @@ func handleLearner(o Observed) (Action, bool) {
 
 // replaceBroken replaces one broken voter when the others keep quorum without it.
 func replaceBroken(o Observed) (Action, bool) {
-	broken := slices.DeleteFunc(running(o.Members), func(m Member) bool { return m.Broken == "" })
+	broken := slices.DeleteFunc(Running(o.Members), func(m Member) bool { return m.Broken == "" })
 	for _, m := range broken {
 		if canRemoveVoter(o, m.ID, m.Healthy) {
 			if a, ok := leaderFirst(o, m); ok {
@@ -154,7 +157,7 @@ func replaceBroken(o Observed) (Action, bool) {
 }
 
 func scaleUp(o Observed) (Action, bool) {
-	run := running(o.Members)
+	run := Running(o.Members)
 	if int32(len(run)) >= o.Desired {
 		return Action{}, false
 	}
@@ -167,7 +170,7 @@ func scaleUp(o Observed) (Action, bool) {
 }
 
 func scaleDown(o Observed) (Action, bool) {
-	run := running(o.Members)
+	run := Running(o.Members)
 	if int32(len(run)) <= o.Desired {
 		return Action{}, false
 	}
@@ -214,7 +217,7 @@ func leaderFirst(o Observed, victim Member) (Action, bool) {
 	if !victim.IsLeader {
 		return Action{}, false
 	}
-	for _, m := range running(o.Members) {
+	for _, m := range Running(o.Members) {
 		if m.Name != victim.Name && m.InEtcd && !m.IsLearner && m.Healthy {
 			return Action{Kind: MoveLeader, Member: victim.Name, ID: victim.ID, Target: m.ID, Reason: "MovingLeader",
 				Message: fmt.Sprintf("moving leadership from %s to %s before removing it", victim.Name, m.Name)}, true
@@ -247,10 +250,14 @@ func canRemoveVoter(o Observed, id uint64, victimHealthy bool) bool {
 	if victimHealthy {
 		healthyNow++
 	}
-	return healthyNow >= voters/2+1 && healthyOthers >= (voters-1)/2+1
+	return healthyNow >= Quorum(voters) && healthyOthers >= Quorum(voters-1)
 }
 
-func running(ms []Member) []Member {
+// Quorum is the majority of n voters: the fewest that must agree for etcd to make progress.
+func Quorum(n int) int { return n/2 + 1 }
+
+// Running are the members that are neither parked nor leaving.
+func Running(ms []Member) []Member {
 	var out []Member
 	for _, m := range ms {
 		if !m.Dormant && !m.Deleting {

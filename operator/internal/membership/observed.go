@@ -26,6 +26,11 @@ type Member struct {
 	// Healthy: the member answered a Status call.
 	Healthy bool
 
+	// Voter: the operator recorded it as a voter (status.isVoter), known when etcd is not.
+	Voter bool
+	// ForceNewCluster: it is (being) restarted with --force-new-cluster (a quorum-loss rebuild).
+	ForceNewCluster bool
+
 	// Broken is why the member must be replaced ("" when it need not): a tmpfs member whose
 	// Pod (and so its data) is gone, or whose node has been NotReady past the grace period, or
 	// a member crash-looping with data it cannot start from.
@@ -43,7 +48,20 @@ type Observed struct {
 	// Strays are etcd members that no EtcdMember stands for (e.g. a learner whose object was
 	// deleted before its Pod started).
 	Strays []Stray
+	// QuorumLoss is spec.quorumLoss: what to do once a majority of the voters lost its data.
+	QuorumLoss QuorumLossPolicy
+	// Listed is how many members etcd's member list has (0 when unreachable).
+	Listed int
 }
+
+// QuorumLossPolicy mirrors v1alpha2.QuorumLossPolicy.
+type QuorumLossPolicy string
+
+const (
+	QuorumLossWait        QuorumLossPolicy = "Wait"
+	QuorumLossRebuild     QuorumLossPolicy = "RebuildFromSurvivor"
+	QuorumLossRestoreLast QuorumLossPolicy = "RestoreLatestSnapshot"
+)
 
 // Stray is an etcd member without an EtcdMember.
 type Stray struct {
@@ -82,6 +100,14 @@ const (
 	Wake Kind = "Wake"
 	// AllMembersLost is terminal: the cluster formed once and no member with data remains.
 	AllMembersLost Kind = "AllMembersLost"
+	// RebuildFromSurvivor restarts the survivors' best member with --force-new-cluster and
+	// removes the members whose data is lost (spec.quorumLoss=RebuildFromSurvivor).
+	RebuildFromSurvivor Kind = "RebuildFromSurvivor"
+	// EndForceNewCluster clears --force-new-cluster once the rebuilt cluster has formed.
+	EndForceNewCluster Kind = "EndForceNewCluster"
+	// RestoreLatestSnapshot rolls the cluster back to its newest Complete snapshot
+	// (spec.quorumLoss=RestoreLatestSnapshot).
+	RestoreLatestSnapshot Kind = "RestoreLatestSnapshot"
 )
 
 // Action is the one next step. Member names the EtcdMember it applies to, ID the etcd member.

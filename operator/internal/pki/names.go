@@ -9,7 +9,7 @@ import (
 	"net"
 	"slices"
 
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
 
 // DefaultClusterDomain is the Kubernetes DNS domain when none is configured.
@@ -66,7 +66,7 @@ func (r ClusterRef) serviceForms(svc string) []string {
 // covering the cluster as it is healed and scaled. The FQDN form is needed because peers
 // verify each other by the name a reverse lookup returns, which carries the cluster domain.
 func (r ClusterRef) memberWildcards() []string {
-	h := resources.HeadlessServiceName(r.Name)
+	h := v1alpha2.HeadlessServiceName(r.Name)
 	return []string{
 		fmt.Sprintf("*.%s.%s.svc", h, r.Namespace),
 		fmt.Sprintf("*.%s.%s.svc.%s", h, r.Namespace, r.domain()),
@@ -77,8 +77,8 @@ func (r ClusterRef) memberWildcards() []string {
 // headless Service, both Services in every form, and loopback.
 func ServerNames(r ClusterRef) Names {
 	dns := r.memberWildcards()
-	dns = append(dns, r.serviceForms(resources.HeadlessServiceName(r.Name))...)
-	dns = append(dns, r.serviceForms(resources.ClientServiceName(r.Name))...)
+	dns = append(dns, r.serviceForms(v1alpha2.HeadlessServiceName(r.Name))...)
+	dns = append(dns, r.serviceForms(v1alpha2.ClientServiceName(r.Name))...)
 	dns = append(dns, LocalhostName)
 	return Names{DNS: dedupe(dns), IPs: []net.IP{LoopbackIP}}
 }
@@ -96,8 +96,8 @@ func PeerNames(r ClusterRef) Names { return ServerNames(r) }
 // covers the member about to start.
 func MemberServerNames(r ClusterRef, member string) Names {
 	dns := r.memberHostForms(member)
-	dns = append(dns, r.serviceForms(resources.HeadlessServiceName(r.Name))...)
-	dns = append(dns, r.serviceForms(resources.ClientServiceName(r.Name))...)
+	dns = append(dns, r.serviceForms(v1alpha2.HeadlessServiceName(r.Name))...)
+	dns = append(dns, r.serviceForms(v1alpha2.ClientServiceName(r.Name))...)
 	dns = append(dns, LocalhostName)
 	return Names{DNS: dedupe(dns), IPs: []net.IP{LoopbackIP}}
 }
@@ -109,7 +109,7 @@ func MemberPeerNames(r ClusterRef, member string) Names {
 }
 
 func (r ClusterRef) memberHostForms(member string) []string {
-	host := resources.MemberHost(member, r.Name, r.Namespace)
+	host := v1alpha2.MemberHost(member, r.Name, r.Namespace)
 	return []string{host, host + "." + r.domain()}
 }
 

@@ -40,6 +40,12 @@ type PodOptions struct {
 	ImageRepository string
 	// ClusterFormed is true once the cluster's ID has been latched.
 	ClusterFormed bool
+	// AgentImage is the operator's own image, whose binary restores a seed's data dir.
+	AgentImage string
+	// Steady builds the Pod without what only its first start needs (the restore of a seed,
+	// --force-new-cluster). Its revision is the Pod's revision: those parts run once, and a
+	// Pod built later (when they are done) must not count as another template.
+	Steady bool
 }
 
 // InitialClusterState is "new" only for a seed that has never run in a cluster that never
@@ -68,11 +74,11 @@ func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
 	meta := memberObjectMeta(m, m.Name)
 	meta.Annotations = MergeMetadata(meta.Annotations, map[string]string{
 		v1alpha2.AnnotationInitialClusterState: InitialClusterState(m, opts.ClusterFormed)})
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
 			Hostname:                      m.Name,
-			Subdomain:                     HeadlessServiceName(m.Spec.ClusterName),
+			Subdomain:                     v1alpha2.HeadlessServiceName(m.Spec.ClusterName),
 			AutomountServiceAccountToken:  ptr.To(false),
 			EnableServiceLinks:            ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](terminationGracePeriod),
@@ -87,13 +93,27 @@ func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
 			ImagePullSecrets:              m.Spec.ImagePullSecrets,
 		},
 	}
+	if restoring(m, opts) {
+		pod.Spec.InitContainers = restoreInitContainers(m, opts)
+		pod.Spec.Volumes = append(pod.Spec.Volumes, restoreVolumes(m)...)
+	}
+	return pod
+}
+
+// agentResources are the requests (and memory limit) of the agent containers: they stream, so
+// their memory does not grow with the database.
+func agentResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+	}
 }
 
 func etcdContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Container {
 	return corev1.Container{
 		Name:    containerName,
 		Image:   Image(m, opts.ImageRepository),
-		Command: append([]string{"etcd"}, EtcdFlags(m)...),
+		Command: append([]string{"etcd"}, startFlags(m, opts)...),
 		Env:     []corev1.EnvVar{initialClusterStateEnv()},
 		Ports: []corev1.ContainerPort{
 			{Name: "client", ContainerPort: v1alpha2.ClientPort, Protocol: corev1.ProtocolTCP},
@@ -127,6 +147,15 @@ func EtcdFlags(m *v1alpha2.EtcdMember) []string {
 	}
 	flags = append(flags, optionFlags(m.Spec.Options)...)
 	return append(flags, tlsFlags(m.Spec.TLS)...)
+}
+
+// startFlags are the member's flags plus --force-new-cluster on the one start that needs it.
+func startFlags(m *v1alpha2.EtcdMember, opts PodOptions) []string {
+	flags := EtcdFlags(m)
+	if m.Spec.ForceNewCluster && !opts.Steady {
+		flags = append(flags, "--force-new-cluster")
+	}
+	return flags
 }
 
 // listenClientURLs is the client listener: one scheme, or while client TLS is being added to
@@ -294,7 +323,7 @@ func dataVolumeSource(m *v1alpha2.EtcdMember) corev1.VolumeSource {
 		size := m.Spec.Storage.Size
 		return corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size}}
 	}
-	return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(m.Name)}}
+	return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v1alpha2.PVCName(m.Name)}}
 }
 
 func secretVolume(name, secret string) corev1.Volume {

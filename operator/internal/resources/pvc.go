@@ -16,7 +16,7 @@ func PVC(m *v1alpha2.EtcdMember) *corev1.PersistentVolumeClaim {
 	if size.IsZero() {
 		size = resource.MustParse(v1alpha2.DefaultStorageSize)
 	}
-	meta := memberObjectMeta(m, PVCName(m.Name))
+	meta := memberObjectMeta(m, v1alpha2.PVCName(m.Name))
 	delete(meta.Labels, v1alpha2.LabelRole) // the role changes; the claim's labels need not follow
 	return &corev1.PersistentVolumeClaim{
 		ObjectMeta: meta,

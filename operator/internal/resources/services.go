@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
 )
 
 func servicePort(name string, port int32) corev1.ServicePort {
@@ -16,7 +17,7 @@ func servicePort(name string, port int32) corev1.ServicePort {
 // HeadlessService gives every member Pod, ready or not, a DNS name for peers and the operator.
 func HeadlessService(c *v1alpha2.EtcdCluster) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: clusterObjectMeta(c, HeadlessServiceName(c.Name)),
+		ObjectMeta: ClusterObjectMeta(c, v1alpha2.HeadlessServiceName(c.Name), ""),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
@@ -29,7 +30,7 @@ func HeadlessService(c *v1alpha2.EtcdCluster) *corev1.Service {
 // ClientService is the application endpoint on 2379.
 func ClientService(c *v1alpha2.EtcdCluster) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: clusterObjectMeta(c, ClientServiceName(c.Name)),
+		ObjectMeta: ClusterObjectMeta(c, v1alpha2.ClientServiceName(c.Name), ""),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: ClusterSelector(c.Name),
@@ -41,7 +42,7 @@ func ClientService(c *v1alpha2.EtcdCluster) *corev1.Service {
 // MinAvailable is the PDB budget: the quorum of the larger of live voters and the target, so a
 // cluster growing toward its target is already protected at the target's quorum.
 func MinAvailable(liveVoters, desired int32) int32 {
-	return max(liveVoters, desired)/2 + 1
+	return int32(membership.Quorum(int(max(liveVoters, desired))))
 }
 
 // PodDisruptionBudget protects voters' quorum from voluntary evictions. It is nil when there are
@@ -54,7 +55,7 @@ func PodDisruptionBudget(c *v1alpha2.EtcdCluster, liveVoters int32) *policyv1.Po
 	selector := ClusterSelector(c.Name)
 	selector[v1alpha2.LabelRole] = v1alpha2.RoleVoter
 	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: clusterObjectMeta(c, PDBName(c.Name)),
+		ObjectMeta: ClusterObjectMeta(c, v1alpha2.PDBName(c.Name), ""),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: &minAvailable,
 			Selector:     &metav1.LabelSelector{MatchLabels: selector},

@@ -92,7 +92,7 @@ func (s *Source) ClientConfig(ctx context.Context, c *v1alpha2.EtcdCluster) (*tl
 	if names.Server == "" {
 		return nil, nil
 	}
-	serverName := pki.ActiveServerSecretName(c.Name)
+	serverName := v1alpha2.ActiveServerSecretName(c.Name)
 	server, err := s.Secret(ctx, c.Namespace, serverName)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (s *Source) ClientConfig(ctx context.Context, c *v1alpha2.EtcdCluster) (*tl
 	version := serverName + "@" + server.ResourceVersion
 	var clientData map[string][]byte
 	if names.OperatorClient != "" {
-		clientName := pki.ActiveOperatorClientSecretName(c.Name)
+		clientName := v1alpha2.ActiveOperatorClientSecretName(c.Name)
 		cl, err := s.Secret(ctx, c.Namespace, clientName)
 		if err != nil {
 			return nil, err

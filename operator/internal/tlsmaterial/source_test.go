@@ -18,7 +18,6 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 var both = pkitest.ServerAndClient
@@ -81,8 +80,8 @@ func TestClientConfigCachedPerResourceVersion(t *testing.T) {
 	ca := pkitest.NewCA(t, "test-ca")
 	c := mtlsCluster()
 	cl := newClient(t,
-		secret(pki.ActiveServerSecretName("etcd"), ca.SecretData(t, []string{"localhost"}, nil, both...)),
-		secret(pki.ActiveOperatorClientSecretName("etcd"), ca.SecretData(t, nil, nil, x509.ExtKeyUsageClientAuth)))
+		secret(v1alpha2.ActiveServerSecretName("etcd"), ca.SecretData(t, []string{"localhost"}, nil, both...)),
+		secret(v1alpha2.ActiveOperatorClientSecretName("etcd"), ca.SecretData(t, nil, nil, x509.ExtKeyUsageClientAuth)))
 	src := NewSource(cl, nil)
 	ctx := context.Background()
 	first, err := src.ClientConfig(ctx, c)
@@ -94,7 +93,7 @@ func TestClientConfigCachedPerResourceVersion(t *testing.T) {
 		t.Error("unchanged Secrets gave a new tls.Config")
 	}
 	s := &corev1.Secret{}
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: "ns", Name: pki.ActiveOperatorClientSecretName("etcd")}, s); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: "ns", Name: v1alpha2.ActiveOperatorClientSecretName("etcd")}, s); err != nil {
 		t.Fatal(err)
 	}
 	s.Data = ca.SecretData(t, nil, nil, x509.ExtKeyUsageClientAuth)
@@ -150,7 +149,7 @@ func TestCheckMember(t *testing.T) {
 	ref := pki.ClusterRef{Name: "etcd", Namespace: "ns"}
 	all := pki.ServerNames(ref)
 	servicesOnly := pkitest.WithoutMemberNames(all)
-	host := resources.MemberHost("etcd-abcde", "etcd", "ns")
+	host := v1alpha2.MemberHost("etcd-abcde", "etcd", "ns")
 	cl := newClient(t,
 		secret("good", ca.SecretData(t, all.DNS, all.IPs, both...)),
 		secret("no-members", ca.SecretData(t, servicesOnly, all.IPs, both...)),

@@ -9,10 +9,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 )
 
 // DialFunc opens a connection, as net.Dialer.DialContext does.
-type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+type DialFunc = etcd.DialFunc
 
 // PodDialer dials a member's DNS name at its Pod's IP, read from the Pod cache, and every other
 // address through next (a plain dialer when nil). Cluster DNS answers for a member's name only

@@ -13,8 +13,25 @@ import (
 // PodMayBeLost reports that a tmpfs member's recorded Pod is not the one the cache shows (none,
 // or another UID). That means lost data only if the apiserver agrees: confirm with LivePod.
 func PodMayBeLost(m *v1alpha2.EtcdMember, cached *corev1.Pod) bool {
-	return m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory && m.Status.PodUID != "" &&
-		(cached == nil || string(cached.UID) != m.Status.PodUID)
+	return holdsDataInPod(m) && (cached == nil || string(cached.UID) != m.Status.PodUID)
+}
+
+// TmpfsDataLost: a tmpfs member's data went with its Pod: the Pod that held it (the one its
+// status records) is gone, was replaced, or ended (a terminal Pod's emptyDir is not reused).
+// Read pod through LivePod when PodMayBeLost says the cache may lag.
+func TmpfsDataLost(m *v1alpha2.EtcdMember, pod *corev1.Pod) bool {
+	return holdsDataInPod(m) && (pod == nil || string(pod.UID) != m.Status.PodUID || PodTerminal(pod))
+}
+
+// holdsDataInPod: a tmpfs member that has run: its data lives and dies with the recorded Pod.
+func holdsDataInPod(m *v1alpha2.EtcdMember) bool {
+	return m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory && m.Status.PodUID != ""
+}
+
+// PodTerminal: the Pod ended (Succeeded after a graceful node shutdown, or Failed); a bare
+// Pod never runs again.
+func PodTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // LivePod reads a member's Pod from the apiserver (reader should bypass the cache); nil when

@@ -79,11 +79,6 @@ func Endpoints(members []v1alpha2.EtcdMember) []string {
 	return eps
 }
 
-// Target is the etcd target of a cluster's members.
-func Target(namespace, cluster string, members []v1alpha2.EtcdMember) etcd.Target {
-	return etcd.Target{Key: Key(namespace, cluster), Endpoints: Endpoints(members)}
-}
-
 // FindInList finds a member in etcd's member list: by the recorded ID, else by peer URL in any
 // form (a learner not started yet has no name), else by name.
 func FindInList(m *v1alpha2.EtcdMember, list []etcd.Member) (etcd.Member, bool) {

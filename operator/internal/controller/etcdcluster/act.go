@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -52,6 +50,12 @@ func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
 		err = r.removeStray(ctx, st, a.ID)
 	case membership.Park, membership.Wake:
 		err = r.setDormant(ctx, st, st.memberByName(a.Member), a.Kind == membership.Park)
+	case membership.RebuildFromSurvivor:
+		err = r.rebuildFromSurvivor(ctx, st)
+	case membership.EndForceNewCluster:
+		err = r.endForceNewCluster(ctx, st, st.memberByName(a.Member))
+	case membership.RestoreLatestSnapshot:
+		err = r.restoreLatest(ctx, st)
 	default:
 		err = fmt.Errorf("unknown action %s", a.Kind)
 	}
@@ -65,81 +69,9 @@ func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
 	return err
 }
 
-// newMember is a member created from the cluster's current template.
-func newMember(c *v1alpha2.EtcdCluster, token string, seed bool, in templateInputs) *v1alpha2.EtcdMember {
-	m := &v1alpha2.EtcdMember{
-		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: c.Name + "-", Namespace: c.Namespace,
-			Labels:          resources.MergeMetadata(userLabels(c.Spec.AdditionalMetadata), resources.ClusterLabels(c.Name)),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, v1alpha2.GroupVersion.WithKind("EtcdCluster"))},
-		},
-		Spec: v1alpha2.EtcdMemberSpec{
-			ClusterName: c.Name, Bootstrap: seed, ClusterToken: token, Replicas: ptr.To[int32](1), Restore: seedRestore(c, seed),
-		},
-	}
-	applyTemplate(c, &m.Spec, in)
-	return m
-}
-
-// applyTemplate copies the cluster's member template into a member's spec: everything a
-// member's Pod is built from, and nothing of its identity (name, seed, initial cluster).
-func applyTemplate(c *v1alpha2.EtcdCluster, spec *v1alpha2.EtcdMemberSpec, in templateInputs) {
-	s := c.Spec
-	spec.Version, spec.Storage, spec.Resources = s.Version, s.Storage, s.Resources
-	spec.AdditionalMetadata, spec.Affinity, spec.TopologySpreadConstraints = s.AdditionalMetadata, s.Affinity, s.TopologySpreadConstraints
-	spec.Options, spec.ImagePullSecrets, spec.TLS = s.Options, s.ImagePullSecrets, memberTLS(c, in)
-	spec.NodeSelector, spec.Tolerations = s.NodeSelector, s.Tolerations
-	spec.PriorityClassName, spec.ImageRepository = s.PriorityClassName, s.ImageRepository
-}
-
-func userLabels(a *v1alpha2.AdditionalMetadata) map[string]string {
-	if a == nil {
-		return nil
-	}
-	return a.Labels
-}
-
-func seedRestore(c *v1alpha2.EtcdCluster, seed bool) *v1alpha2.RestoreSpec {
-	if !seed || c.Spec.Bootstrap == nil {
-		return nil
-	}
-	return c.Spec.Bootstrap.Restore
-}
-
-// templateInputs are what a member's template takes from the pass besides the cluster's spec.
-type templateInputs struct {
-	// trustBundle is the trust bundle ConfigMap (syncTrust).
-	trustBundle string
-	// clientTLSServing is status.clientTLSServing as this pass latched it.
-	clientTLSServing bool
-}
-
-func (st *clusterState) templateInputs() templateInputs {
-	return templateInputs{trustBundle: st.trustBundle, clientTLSServing: st.status.ClientTLSServing}
-}
-
-// memberTLS passes what a member's Pod mounts: the operator's active copies of the cluster's
-// TLS Secrets (package trust keeps them in step with cert-manager's or the user's) and the
-// trust bundle. Until every member serves client TLS (clientTLSServing), members keep a
-// plaintext listener beside it.
-func memberTLS(c *v1alpha2.EtcdCluster, in templateInputs) *v1alpha2.MemberTLS {
-	t := c.Spec.TLS
-	if t == nil {
-		return nil
-	}
-	names := pki.SecretsOf(c)
-	out := &v1alpha2.MemberTLS{}
-	if names.Server != "" {
-		out.ClientServerSecretRef = &corev1.LocalObjectReference{Name: pki.ActiveServerSecretName(c.Name)}
-		out.ClientMTLS = names.OperatorClient != ""
-		out.ClientPlaintext = !in.clientTLSServing
-		out.TrustBundle = in.trustBundle
-	}
-	if names.Peer != "" {
-		out.PeerSecretRef = &corev1.LocalObjectReference{Name: pki.ActivePeerSecretName(c.Name)}
-		out.TrustBundle = in.trustBundle
-	}
-	return out
+// templateInputs are what the members' template takes from this pass (see resources.TemplateInputs).
+func (st *clusterState) templateInputs() resources.TemplateInputs {
+	return resources.TemplateInputs{TrustBundle: st.trustBundle, ClientTLSServing: st.status.ClientTLSServing}
 }
 
 // bootstrap creates the seed (or finishes one created before a crash): create, mark voter,
@@ -147,7 +79,16 @@ func memberTLS(c *v1alpha2.EtcdCluster, in templateInputs) *v1alpha2.MemberTLS {
 func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 	m := st.memberByName(st.action.Member)
 	if m == nil {
-		m = newMember(st.cluster, st.status.ClusterToken, true, st.templateInputs())
+		restore, err := r.seedRestore(ctx, st.cluster)
+		var invalid restoreSourceInvalid
+		if errors.As(err, &invalid) {
+			r.restoreProblem(st, invalid)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		m = resources.NewMember(st.cluster, st.status.ClusterToken, true, restore, st.templateInputs())
 		if err := r.Client.Create(ctx, m); err != nil {
 			return err
 		}
@@ -165,7 +106,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 // addMember creates a pending member and registers it right away; were the operator to stop
 // in between, the next pass finds the pending member and completes it.
 func (r *Reconciler) addMember(ctx context.Context, st *clusterState) error {
-	m := newMember(st.cluster, st.status.ClusterToken, false, st.templateInputs())
+	m := resources.NewMember(st.cluster, st.status.ClusterToken, false, nil, st.templateInputs())
 	if err := r.Client.Create(ctx, m); err != nil {
 		return err
 	}
@@ -301,7 +242,7 @@ func (r *Reconciler) setDormant(ctx context.Context, st *clusterState, m *v1alph
 		return err
 	}
 	if dormant {
-		r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonPaused, "Pause", "paused: member %s parked, PVC %s kept", m.Name, resources.PVCName(m.Name))
+		r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonPaused, "Pause", "paused: member %s parked, PVC %s kept", m.Name, v1alpha2.PVCName(m.Name))
 	} else {
 		r.event(st.cluster, corev1.EventTypeNormal, "Resumed", "Resume", "resuming member %s with its data", m.Name)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/authcred"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // The owned <cluster>-operator-auth Secret is written; the root credentials Secret is labelled
@@ -30,34 +32,6 @@ type authState struct {
 	changed bool
 }
 
-// dial returns the cluster's client with the credentials authcred chooses. When etcd refuses
-// the operator's own user (its Secret lost, data restored from another cluster), it falls back
-// to root and the Secret's password, so that ensureAuth can recreate the operator's user.
-func (r *Reconciler) dial(ctx context.Context, st *clusterState, target etcd.Target) (etcd.Client, error) {
-	c := st.cluster
-	user, pw, err := authcred.Credentials(ctx, r.TLS, c)
-	if err != nil {
-		r.authFailed(st, err)
-		return nil, err
-	}
-	target.Username, target.Password = user, pw
-	cli, err := r.Etcd.Client(ctx, target)
-	if etcd.IsAuthFailed(err) && user != v1alpha2.RootUser {
-		if user, pw, err = authcred.RootCredentials(ctx, r.TLS, c); err != nil {
-			r.authFailed(st, err)
-			return nil, err
-		}
-		target.Username, target.Password = user, pw
-		cli, err = r.Etcd.Client(ctx, target)
-	}
-	if err != nil {
-		r.authFailed(st, err)
-		return nil, err
-	}
-	st.etcd.target, st.auth.asRoot = target, user == v1alpha2.RootUser
-	return cli, nil
-}
-
 // ensureAuth turns etcd auth on once the cluster has formed and has quorum (its member list,
 // a linearizable read, answered), keeps root's password equal to the Secret's, and keeps the
 // operator's own user usable. A missing Secret is a condition, not an error: the pass goes on.
@@ -66,7 +40,7 @@ func (r *Reconciler) ensureAuth(ctx context.Context, st *clusterState) error {
 	if !authcred.Wanted(c) || st.auth.problem != nil || st.status.ClusterID == "" || st.etcd.list == nil || st.etcd.client == nil {
 		return nil
 	}
-	if st.etcd.target.TLS == nil {
+	if !st.etcd.dialedTLS {
 		// Credentials must not cross plaintext: auth added together with client TLS waits
 		// until every member serves TLS and the operator dials it (status.clientTLSServing).
 		return nil
@@ -113,7 +87,7 @@ func plaintextListenerLeft(st *clusterState) bool {
 		if !m.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if (m.Spec.TLS != nil && m.Spec.TLS.ClientPlaintext) || memberOutdated(m) || !statusCurrent(m) {
+		if (m.Spec.TLS != nil && m.Spec.TLS.ClientPlaintext) || topology.MemberOutdated(m) || !topology.StatusCurrent(m) {
 			return true
 		}
 	}
@@ -151,10 +125,8 @@ func (r *Reconciler) enableAuth(ctx context.Context, st *clusterState, rootPW st
 	}
 	st.status.AuthEnabled, st.auth.changed = true, true
 	// The rest of this pass acts with credentials: the anonymous client is refused from now on.
-	target := st.etcd.target
-	target.Username, target.Password = op.Username, op.Password
-	if authed, err := r.Etcd.Client(ctx, target); err == nil {
-		st.etcd.client, st.etcd.target = authed, target
+	if conn, err := r.Etcd.Dial(ctx, st.dialRequest()); err == nil {
+		st.etcd.client, st.etcd.dialedTLS = conn.Client, conn.Target.TLS != nil
 	}
 	return nil
 }
@@ -249,11 +221,7 @@ func (r *Reconciler) ensureOperatorSecret(ctx context.Context, c *v1alpha2.EtcdC
 		return op, err
 	}
 	op = authcred.Operator{Username: v1alpha2.OperatorUser, Password: authcred.NewPassword()}
-	sec := &corev1.Secret{
-		ObjectMeta: ownedMeta(c, authcred.OperatorSecretName(c.Name), "operator-auth"),
-		Type:       corev1.SecretTypeOpaque,
-		Data:       authcred.OperatorSecretData(op),
-	}
+	sec := resources.OperatorAuthSecret(c, authcred.OperatorSecretData(op))
 	err = r.Client.Create(ctx, sec)
 	if !apierrors.IsAlreadyExists(err) {
 		return op, err
@@ -271,7 +239,7 @@ func (r *Reconciler) ensureOperatorSecret(ctx context.Context, c *v1alpha2.EtcdC
 
 // saveRootHash records the hash of root's applied password in the owned Secret.
 func (r *Reconciler) saveRootHash(ctx context.Context, c *v1alpha2.EtcdCluster, hash string) error {
-	sec, err := r.TLS.Secret(ctx, c.Namespace, authcred.OperatorSecretName(c.Name))
+	sec, err := r.TLS.Secret(ctx, c.Namespace, v1alpha2.OperatorAuthSecretName(c.Name))
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // CrashLoopRestarts is how many restarts mark a member whose data the etcd process cannot start
@@ -25,8 +27,10 @@ type nodeReadiness func(node string) (since time.Time, notReady bool)
 // brokenReason says why a member must be replaced, or "" when it need not. It is pure.
 func brokenReason(m *v1alpha2.EtcdMember, pod *corev1.Pod, node nodeReadiness, grace time.Duration, now time.Time) string {
 	memory := m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory
-	if memory && m.Status.PodUID != "" && !m.Spec.Dormant &&
-		(pod == nil || string(pod.UID) != m.Status.PodUID || podTerminal(pod)) {
+	if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil && r.Reason == v1alpha2.ReasonDataLost {
+		return membership.DataLostPrefix + r.Message
+	}
+	if !m.Spec.Dormant && topology.TmpfsDataLost(m, pod) {
 		return membership.DataLostPrefix + "the tmpfs member's Pod is gone"
 	}
 	// Before the deletion check: Pods on a dead node get evicted and then hang in Terminating.
@@ -63,7 +67,3 @@ func crashLooping(pod *corev1.Pod) (int32, bool) {
 }
 
 func oomKilled(t *corev1.ContainerStateTerminated) bool { return t != nil && t.Reason == "OOMKilled" }
-
-func podTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;patch
@@ -26,7 +27,7 @@ import (
 // installed, is still reported) and status says why no certificate will come.
 func (r *Reconciler) ensureCertificates(ctx context.Context, st *clusterState) error {
 	st.certManagerMissing = false
-	for _, want := range pki.DesiredCertificates(st.cluster, r.clusterDomain()) {
+	for _, want := range resources.DesiredCertificates(st.cluster, r.clusterDomain()) {
 		err := r.ensureCertificate(ctx, st.cluster, want)
 		if meta.IsNoMatchError(err) {
 			st.certManagerMissing = true
@@ -62,7 +63,7 @@ func (r *Reconciler) ensureCertificate(ctx context.Context, c *v1alpha2.EtcdClus
 		return err
 	case !metav1.IsControlledBy(got, c):
 		return fmt.Errorf("cert-manager Certificate %s exists but is not controlled by EtcdCluster uid %s", got.Name, c.UID)
-	case !pki.NeedsUpdate(got, want):
+	case !resources.NeedsUpdate(got, want):
 		return nil
 	}
 	got.Spec = want.Spec

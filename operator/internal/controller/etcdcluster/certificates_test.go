@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
-	"github.com/cozystack/etcd-operator/operator/internal/pki"
 )
 
 func certScheme(t *testing.T) *runtime.Scheme {
@@ -64,7 +63,7 @@ func TestEnsureCertificatesCreatesAndUpdates(t *testing.T) {
 		t.Fatalf("first pass: %v (missing %v)", err, st.certManagerMissing)
 	}
 	got := certificates(t, cl)
-	for _, name := range []string{pki.ServerCertificateName("etcd"), pki.OperatorClientCertificateName("etcd"), pki.PeerCertificateName("etcd")} {
+	for _, name := range []string{v1alpha2.ServerCertificateName("etcd"), v1alpha2.OperatorClientCertificateName("etcd"), v1alpha2.PeerCertificateName("etcd")} {
 		cert, ok := got[name]
 		if !ok {
 			t.Fatalf("Certificate %s not created; have %v", name, len(got))
@@ -73,7 +72,7 @@ func TestEnsureCertificatesCreatesAndUpdates(t *testing.T) {
 			t.Errorf("Certificate %s not controlled by the cluster: %v", name, cert.OwnerReferences)
 		}
 	}
-	server := got[pki.ServerCertificateName("etcd")]
+	server := got[v1alpha2.ServerCertificateName("etcd")]
 	if !strings.Contains(strings.Join(server.Spec.DNSNames, ","), ".svc.example.org") {
 		t.Errorf("server DNS names ignore the cluster domain: %v", server.Spec.DNSNames)
 	}
@@ -140,7 +139,7 @@ func TestEnsureCertificatesFollowsTemplate(t *testing.T) {
 }
 
 func TestEnsureCertificatesRefusesForeignCertificate(t *testing.T) {
-	foreign := &cmapi.Certificate{ObjectMeta: metav1.ObjectMeta{Name: pki.ServerCertificateName("etcd"), Namespace: "ns"}}
+	foreign := &cmapi.Certificate{ObjectMeta: metav1.ObjectMeta{Name: v1alpha2.ServerCertificateName("etcd"), Namespace: "ns"}}
 	cl := fake.NewClientBuilder().WithScheme(certScheme(t)).WithObjects(foreign).Build()
 	r := &Reconciler{Client: cl}
 	c := certManagerCluster()

@@ -73,14 +73,9 @@ func allServeBoth(members []v1alpha2.EtcdMember) bool {
 			continue
 		}
 		s := m.Status
-		if s.CurrentRevision == "" || s.CurrentRevision != s.UpdateRevision || !statusCurrent(m) || !memberReady(m) {
+		if s.CurrentRevision == "" || s.CurrentRevision != s.UpdateRevision || !topology.StatusCurrent(m) || !topology.MemberReady(m) {
 			return false
 		}
 	}
 	return true
-}
-
-// dialsTLS: this pass dials the cluster's members with TLS.
-func (st *clusterState) dialsTLS() bool {
-	return topology.DialsTLS(st.cluster.Spec.TLS, st.status.ClientTLSServing, st.members)
 }

@@ -24,9 +24,13 @@ func (r *Reconciler) decide(ctx context.Context, st *clusterState) error {
 // observed is the pure translation of a pass's observation for the decision.
 func observed(st *clusterState, node nodeReadiness, grace time.Duration, now time.Time) membership.Observed {
 	o := membership.Observed{
-		Desired:   resources.DesiredReplicas(st.cluster),
-		Formed:    st.status.ClusterID != "",
-		Reachable: st.etcd.list != nil,
+		Desired:    resources.DesiredReplicas(st.cluster),
+		Formed:     st.status.ClusterID != "",
+		Reachable:  st.etcd.list != nil,
+		QuorumLoss: membership.QuorumLossPolicy(st.cluster.Spec.QuorumLoss),
+	}
+	if st.etcd.list != nil {
+		o.Listed = len(st.etcd.list.Members)
 	}
 	matched := map[uint64]bool{}
 	for i := range st.members {
@@ -34,7 +38,7 @@ func observed(st *clusterState, node nodeReadiness, grace time.Duration, now tim
 		mm := membership.Member{
 			Name: m.Name, Created: m.CreationTimestamp.Time, Seed: m.Spec.Bootstrap,
 			Deleting: !m.DeletionTimestamp.IsZero(), Dormant: m.Spec.Dormant, Pending: m.Spec.InitialCluster == "",
-			Ready:  memberReady(m),
+			Ready: topology.MemberReady(m), Voter: m.Status.IsVoter, ForceNewCluster: m.Spec.ForceNewCluster,
 			Broken: brokenReason(m, st.pods[m.Name], node, grace, now),
 		}
 		if st.etcd.list != nil {

@@ -24,6 +24,7 @@ const (
 	topicAuth        = "auth"
 	topicCertManager = "certManager"
 	topicAllLost     = "allMembersLost"
+	topicRestore     = "restore"
 	// topicHeld + plane: a source certificate held back (trust.go); its reason is the problem.
 	topicHeld = "held/"
 )

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/authcred"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
@@ -22,12 +22,12 @@ const statusTimeout = 2 * time.Second
 // etcdView is what etcd said this pass. list is nil when the member list could not be read.
 type etcdView struct {
 	client etcd.Client
-	// target is what client was dialled with (endpoints, TLS, credentials).
-	target   etcd.Target
-	list     *etcd.MemberList
-	statuses map[uint64]etcd.EndpointStatus
-	leader   uint64
-	err      error
+	// dialedTLS: client dials the members with TLS.
+	dialedTLS bool
+	list      *etcd.MemberList
+	statuses  map[uint64]etcd.EndpointStatus
+	leader    uint64
+	err       error
 }
 
 func (r *Reconciler) loadMembers(ctx context.Context, st *clusterState) error {
@@ -73,39 +73,38 @@ func (r *Reconciler) confirmLostPods(ctx context.Context, st *clusterState) erro
 // observeEtcd reads the member list and every registered member's status. Failures are part
 // of the observation (the cluster may be down), not errors of the pass.
 func (r *Reconciler) observeEtcd(ctx context.Context, st *clusterState) error {
-	target := topology.Target(st.cluster.Namespace, st.cluster.Name, st.members)
-	if len(target.Endpoints) == 0 || (st.status.ClusterID == "" && !anyPodReady(st)) {
+	if len(topology.Endpoints(st.members)) == 0 || (st.status.ClusterID == "" && !anyPodReady(st)) {
 		// Before the seed serves, a dial would only make cluster DNS cache its name as missing
 		// (for seconds) and delay the first contact once it is up.
 		return nil
 	}
-	if st.dialsTLS() {
-		tlsCfg, err := r.TLS.ClientConfig(ctx, st.cluster)
-		if err != nil {
-			st.etcd.err = err
-			return nil
-		}
-		target.TLS = tlsCfg
-	}
 	// A pooled client keeps its auth token: credentials changed in etcd since it logged in
-	// show only as refused calls. Drop it and log in again once, so a refusal of the
-	// credentials themselves is seen (and root's fallback tried) by dial.
-	if authErr := r.observeWith(ctx, st, target); authErr != nil && st.cluster.Status.AuthEnabled {
-		r.Etcd.Forget(key(st.cluster))
+	// show only as refused calls. Log in again once, so that a refusal of the credentials
+	// themselves is seen (and root's fallback tried).
+	if authErr := r.observeWith(ctx, st, r.Etcd.Dial); authErr != nil && st.cluster.Status.AuthEnabled {
 		st.etcd = etcdView{}
-		_ = r.observeWith(ctx, st, target)
+		_ = r.observeWith(ctx, st, r.Etcd.Redial)
 	}
 	return nil
 }
 
+// dialRequest asks for the cluster's client as this pass sees it: its members and latches.
+func (st *clusterState) dialRequest() etcdaccess.Request {
+	latches := etcdaccess.LatchesOf(st.status)
+	return etcdaccess.Request{Cluster: st.cluster, Members: st.members, Latches: &latches}
+}
+
 // observeWith dials and reads; it returns etcd's refusal of the client's credentials.
-func (r *Reconciler) observeWith(ctx context.Context, st *clusterState, target etcd.Target) error {
-	cli, err := r.dial(ctx, st, target)
+func (r *Reconciler) observeWith(ctx context.Context, st *clusterState,
+	dial func(context.Context, etcdaccess.Request) (etcdaccess.Conn, error)) error {
+	conn, err := dial(ctx, st.dialRequest())
 	if err != nil {
 		st.etcd.err = err
+		r.authFailed(st, err)
 		return nil
 	}
-	st.etcd.client = cli
+	cli := conn.Client
+	st.etcd.client, st.etcd.dialedTLS, st.auth.asRoot = cli, conn.Target.TLS != nil, conn.AsRoot
 	list, err := cli.MemberList(ctx)
 	if err != nil {
 		st.etcd.err = err
@@ -248,8 +247,4 @@ func anyPodReady(st *clusterState) bool {
 		}
 	}
 	return false
-}
-
-func memberReady(m *v1alpha2.EtcdMember) bool {
-	return meta.IsStatusConditionTrue(m.Status.Conditions, v1alpha2.ConditionReady)
 }

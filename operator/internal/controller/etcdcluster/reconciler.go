@@ -10,6 +10,7 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,7 +23,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/backoff"
-	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
 	"github.com/cozystack/etcd-operator/operator/internal/rollout"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
@@ -33,7 +34,8 @@ import (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
-	Etcd     etcd.Factory
+	// Etcd dials the cluster's etcd; share one with the other controllers (one client pool).
+	Etcd *etcdaccess.Access
 	// NodeGracePeriod is how long a tmpfs member's node may be NotReady before the member is
 	// replaced. Zero means DefaultNodeGracePeriod.
 	NodeGracePeriod         time.Duration
@@ -55,6 +57,9 @@ type Reconciler struct {
 // DefaultNodeGracePeriod is shorter than the 5-minute default eviction of Pods from a NotReady
 // node: a tmpfs member's data cannot outlive its node, so waiting longer only prolongs the gap.
 const DefaultNodeGracePeriod = 90 * time.Second
+
+// holderRecheck is how often a cluster held by an EtcdRestore checks that its holder still exists.
+const holderRecheck = 30 * time.Second
 
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters/status,verbs=get;update;patch
@@ -124,15 +129,20 @@ func clusterOfPod(_ context.Context, obj client.Object) []reconcile.Request {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	c := &v1alpha2.EtcdCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
-		r.Etcd.Forget(req.String())
-		r.TLS.Forget(req.Namespace, req.Name)
+		r.Etcd.Forget(req.Namespace, req.Name)
 		r.forget(req.NamespacedName)
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
-		r.Etcd.Forget(topology.Key(c.Namespace, c.Name))
+		r.Etcd.Forget(c.Namespace, c.Name)
 		r.forget(req.NamespacedName)
 		return reconcile.Result{}, nil // owner references cascade; member finalizers skip etcd
+	}
+	if holder := c.Annotations[v1alpha2.AnnotationRestoring]; holder != "" {
+		if standing, err := r.standAside(ctx, c, holder); err != nil || standing {
+			// Nothing wakes a cluster whose holder was deleted: look again now and then.
+			return reconcile.Result{RequeueAfter: holderRecheck}, err
+		}
 	}
 	memo := r.memo(c)
 	if cacheBehind(c.ResourceVersion, memo.wrote, memo.wroteAt, time.Now()) {
@@ -152,30 +162,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.finish(ctx, st)
 }
 
-// clusterState is what one pass learned and decided.
+// clusterState is what one pass learned and decided. Each field says which step sets it; a step
+// reads only fields of the steps before it in Reconcile's list, which is what fixes their order.
 type clusterState struct {
+	// Set before the steps: the cluster as cached, and what the reconciler remembers of it.
 	cluster *v1alpha2.EtcdCluster
 	memo    *clusterMemo
-	status  *v1alpha2.EtcdClusterStatus // the status being computed
+	// status is the status being computed, starting as a copy of the stored one. Steps latch
+	// into it (latchToken: clusterToken; latchClientTLS: clientTLSServing; discover: clusterID;
+	// observeEtcd and ensureAuth: authEnabled); finish computes the rest and writes it.
+	status *v1alpha2.EtcdClusterStatus
+	// ensureCertificates: spec.tls asks for Certificates but cert-manager's CRD is absent.
+	certManagerMissing bool
+	// loadMembers: the cluster's EtcdMembers (oldest first) and their Pods by member name.
 	members []v1alpha2.EtcdMember
 	pods    map[string]*corev1.Pod
-	etcd    etcdView
-	obs     membership.Observed
-	action  membership.Action
-	// rollout is the rolling-update step, decided when membership has nothing to do.
-	rollout rollout.Action
-	// acted: a membership change or a rolling-update step was made this pass.
-	acted bool
-	// certManagerMissing: spec.tls asks for Certificates but cert-manager's CRD is absent.
-	certManagerMissing bool
-	// trustBundle is the ConfigMap of the CAs members trust (syncTrust); empty without TLS
-	// Secrets, or while a source Secret is not issued yet.
+	// syncTrust: the trust bundle ConfigMap members mount; empty without TLS Secrets, or while a
+	// source Secret is not issued yet.
 	trustBundle string
-	auth        authState
-	// clientTLSWait: every member serves TLS beside plaintext, but the operator cannot dial
-	// TLS yet (why); the rolling update waits on it.
+	// latchClientTLS: every member serves TLS beside plaintext, but the operator cannot dial TLS
+	// yet (why); the rolling update waits on it.
 	clientTLSWait string
-	err           error
+	// observeEtcd (ensureAuth re-dials once auth is enabled): what etcd said this pass.
+	etcd etcdView
+	// observeEtcd and ensureAuth: what the pass learned about etcd authentication.
+	auth authState
+	// decide: the observation in membership's terms, and the one membership action.
+	obs    membership.Observed
+	action membership.Action
+	// rollOut: the rolling-update step, decided only when membership has nothing to do.
+	rollout rollout.Action
+	// act (bootstrap): spec.bootstrap.restore cannot be read yet (Degraded); no seed is made.
+	restoreWait *metav1.Condition
+	// act, rollOut: a membership change or a rolling-update step was made this pass.
+	acted bool
+	// The error that stopped the pass (finish reports it).
+	err error
 }
 
 func (r *Reconciler) event(obj client.Object, eventType, reason, action, format string, args ...any) {

@@ -7,12 +7,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/rollout"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // syncTemplates writes the cluster's current template into every member's spec. The member
@@ -25,7 +26,7 @@ func (r *Reconciler) syncTemplates(ctx context.Context, st *clusterState) error 
 			continue
 		}
 		want := m.Spec.DeepCopy()
-		applyTemplate(st.cluster, want, st.templateInputs())
+		resources.ApplyTemplate(st.cluster, want, st.templateInputs())
 		if equality.Semantic.DeepEqual(&m.Spec, want) {
 			continue
 		}
@@ -103,7 +104,7 @@ func (r *Reconciler) grantRestart(ctx context.Context, st *clusterState, m *v1al
 func (r *Reconciler) withdrawCompletedGrants(ctx context.Context, st *clusterState) error {
 	for i := range st.members {
 		m := &st.members[i]
-		if _, ok := m.Annotations[v1alpha2.AnnotationRolloutRevision]; !ok || memberOutdated(m) || !memberReady(m) || !statusCurrent(m) {
+		if _, ok := m.Annotations[v1alpha2.AnnotationRolloutRevision]; !ok || topology.MemberOutdated(m) || !topology.MemberReady(m) || !topology.StatusCurrent(m) {
 			continue
 		}
 		patch := client.MergeFrom(m.DeepCopy())
@@ -118,53 +119,37 @@ func (r *Reconciler) withdrawCompletedGrants(ctx context.Context, st *clusterSta
 // rolloutMembers is the pure translation of the pass for rollout.Decide: running members only.
 func rolloutMembers(st *clusterState) []rollout.Member {
 	var out []rollout.Member
-	for i, om := range st.obs.Members {
-		m := &st.members[i]
+	for _, om := range st.obs.Members {
+		m := st.memberByName(om.Name) // the EtcdMember the observation was made of
 		if om.Deleting || om.Dormant {
 			continue
 		}
 		out = append(out, rollout.Member{
 			Name: m.Name, ID: om.ID, Leader: om.IsLeader, Learner: om.IsLearner || !om.InEtcd,
-			Ready: om.Ready, Healthy: om.Healthy, Outdated: memberOutdated(m), Granted: granted(m),
-			Stale: !statusCurrent(m),
+			Ready: om.Ready, Healthy: om.Healthy, Outdated: topology.MemberOutdated(m), Granted: topology.RestartGranted(m),
+			Stale: !topology.StatusCurrent(m),
 		})
 	}
 	return out
-}
-
-// memberOutdated: the member's Pod runs another revision than its spec asks for.
-func memberOutdated(m *v1alpha2.EtcdMember) bool {
-	s := m.Status
-	return s.CurrentRevision != "" && s.UpdateRevision != "" && s.CurrentRevision != s.UpdateRevision
-}
-
-func granted(m *v1alpha2.EtcdMember) bool {
-	return m.Status.UpdateRevision != "" && m.Annotations[v1alpha2.AnnotationRolloutRevision] == m.Status.UpdateRevision
-}
-
-// statusCurrent: the member controller has reported on the member's latest spec.
-func statusCurrent(m *v1alpha2.EtcdMember) bool {
-	c := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady)
-	return c != nil && c.ObservedGeneration == m.Generation
 }
 
 // rolloutStatus is status.rollout: nil unless some running member is outdated or restarting.
 func rolloutStatus(st *clusterState) *v1alpha2.RolloutStatus {
 	out := &v1alpha2.RolloutStatus{}
 	busy := false
-	for i, om := range st.obs.Members {
-		m := &st.members[i]
+	for _, om := range st.obs.Members {
+		m := st.memberByName(om.Name) // the EtcdMember the observation was made of
 		if om.Deleting || om.Dormant {
 			continue
 		}
 		out.Members++
-		if !memberOutdated(m) {
+		if !topology.MemberOutdated(m) {
 			out.UpdatedMembers++
 		}
-		if granted(m) {
+		if topology.RestartGranted(m) {
 			out.Restarting = m.Name
 		}
-		busy = busy || memberOutdated(m) || granted(m)
+		busy = busy || topology.MemberOutdated(m) || topology.RestartGranted(m)
 	}
 	if !busy {
 		return nil

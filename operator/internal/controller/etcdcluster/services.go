@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
@@ -68,7 +69,7 @@ func (r *Reconciler) ensureService(ctx context.Context, want *corev1.Service) er
 func (r *Reconciler) ensurePDB(ctx context.Context, st *clusterState) error {
 	want := resources.PodDisruptionBudget(st.cluster, st.liveVoters())
 	got := &policyv1.PodDisruptionBudget{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: st.cluster.Namespace, Name: resources.PDBName(st.cluster.Name)}, got)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: st.cluster.Namespace, Name: v1alpha2.PDBName(st.cluster.Name)}, got)
 	switch {
 	case apierrors.IsNotFound(err) && want == nil:
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/rollout"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // actedRequeue is how soon a pass follows a membership change that no watch reports (etcd
@@ -63,7 +64,8 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 	case st.err != nil:
 		r.event(c, corev1.EventTypeWarning, "ReconcileFailed", string(st.action.Kind), "%s: %v", st.action.Kind, st.err)
 		return reconcile.Result{}, st.err
-	case st.certManagerMissing:
+	case st.certManagerMissing, st.restoreWait != nil:
+		// Neither cert-manager's CRD nor a snapshot becoming Complete is watched here.
 		return reconcile.Result{RequeueAfter: r.retries().Next(key(c))}, nil
 	case st.auth.problem != nil:
 		// A missing Secret is seen by its watch only once labelled, and a refused password
@@ -168,7 +170,7 @@ func computeStatus(st *clusterState, now time.Time) {
 	s.ReadyMembers, s.BrokenMembers = 0, 0
 	for i := range st.members {
 		m := &st.members[i]
-		if !m.Spec.Dormant && m.DeletionTimestamp.IsZero() && memberReady(m) {
+		if topology.Running(m) && topology.MemberReady(m) {
 			s.ReadyMembers++
 		}
 	}
@@ -194,12 +196,12 @@ func computeStatus(st *clusterState, now time.Time) {
 // clusterMemberStatuses is status.members: every member that is not leaving, by name.
 func clusterMemberStatuses(st *clusterState) []v1alpha2.ClusterMemberStatus {
 	var out []v1alpha2.ClusterMemberStatus
-	for i, om := range st.obs.Members {
-		m := &st.members[i]
+	for _, om := range st.obs.Members {
+		m := st.memberByName(om.Name) // the EtcdMember the observation was made of
 		if om.Deleting {
 			continue
 		}
-		ms := v1alpha2.ClusterMemberStatus{Name: m.Name, ID: m.Status.MemberID, Version: m.Status.Version, Ready: memberReady(m)}
+		ms := v1alpha2.ClusterMemberStatus{Name: m.Name, ID: m.Status.MemberID, Version: m.Status.Version, Ready: topology.MemberReady(m)}
 		switch {
 		case !om.InEtcd:
 		case om.IsLearner:
@@ -229,6 +231,9 @@ func conditions(st *clusterState, now time.Time) []metav1.Condition {
 	if d, ok := tlsDegraded(st); ok {
 		degraded = d
 	}
+	if st.restoreWait != nil {
+		degraded = *st.restoreWait
+	}
 	if p := st.auth.problem; p != nil {
 		degraded = *p
 		if !st.obs.Reachable && (st.obs.Formed || p.Reason == v1alpha2.ReasonAuthRequiredNotConfigured) {
@@ -238,8 +243,9 @@ func conditions(st *clusterState, now time.Time) []metav1.Condition {
 	return []metav1.Condition{avail, prog, degraded}
 }
 
-// tlsDegraded surfaces TLS material that keeps members from starting: cert-manager missing, or
-// a member whose certificate does not fit it (the member controller names the problem).
+// tlsDegraded surfaces what keeps members from starting: cert-manager missing, a member whose
+// certificate does not fit it, or a seed whose restore failed (the member controller names the
+// problem).
 func tlsDegraded(st *clusterState) (metav1.Condition, bool) {
 	const dg = v1alpha2.ConditionDegraded
 	if st.certManagerMissing {
@@ -251,8 +257,9 @@ func tlsDegraded(st *clusterState) (metav1.Condition, bool) {
 		if !m.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil && r.Reason == v1alpha2.ReasonCertificateInvalid {
-			return cond(dg, true, v1alpha2.ReasonCertificateInvalid, "member %s not started: %s", m.Name, r.Message), true
+		if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil &&
+			(r.Reason == v1alpha2.ReasonCertificateInvalid || r.Reason == v1alpha2.ReasonRestoreFailed) {
+			return cond(dg, true, r.Reason, "member %s not started: %s", m.Name, r.Message), true
 		}
 	}
 	return metav1.Condition{}, false
@@ -292,10 +299,13 @@ func health(st *clusterState) (metav1.Condition, metav1.Condition) {
 	case st.action.Kind == membership.AllMembersLost:
 		return cond(av, false, v1alpha2.ReasonAllMembersLost, "%s", st.action.Message),
 			cond(dg, true, v1alpha2.ReasonAllMembersLost, "%s", st.action.Message)
+	case st.action.Reason == membership.ReasonQuorumLostForGood || st.action.Reason == "QuorumRecovering":
+		return cond(av, false, v1alpha2.ReasonQuorumLostForGood, "%s", st.action.Message),
+			cond(dg, true, v1alpha2.ReasonQuorumLostForGood, "%s", st.action.Message)
 	case o.Desired == 0 && !o.Formed:
 		return cond(av, false, v1alpha2.ReasonPaused, "replicas is 0; the cluster was never bootstrapped, no data written"),
 			cond(dg, false, v1alpha2.ReasonPaused, "paused")
-	case o.Desired == 0 && len(running(o)) == 0:
+	case o.Desired == 0 && len(membership.Running(o.Members)) == 0:
 		return cond(av, false, v1alpha2.ReasonPaused, "paused; data kept in %s", pausedPVCs(st)),
 			cond(dg, false, v1alpha2.ReasonPaused, "paused")
 	case !o.Formed:
@@ -306,7 +316,7 @@ func health(st *clusterState) (metav1.Condition, metav1.Condition) {
 			cond(dg, true, v1alpha2.ReasonClusterUnreachable, "etcd's member list cannot be read")
 	}
 	voters, ready, unhealthy := 0, 0, []string(nil)
-	for _, m := range running(o) {
+	for _, m := range membership.Running(o.Members) {
 		if m.InEtcd && !m.IsLearner {
 			voters++
 			if m.Ready && m.Healthy {
@@ -321,7 +331,7 @@ func health(st *clusterState) (metav1.Condition, metav1.Condition) {
 	case voters > 0 && ready == voters && len(unhealthy) == 0:
 		return cond(av, true, v1alpha2.ReasonQuorumHealthy, "%d of %d voters ready", ready, voters),
 			cond(dg, false, v1alpha2.ReasonQuorumHealthy, "all members healthy")
-	case ready >= voters/2+1:
+	case ready >= membership.Quorum(voters):
 		return cond(av, true, v1alpha2.ReasonQuorumAvailable, "%d of %d voters ready", ready, voters),
 			cond(dg, true, v1alpha2.ReasonMembersUnhealthy, "unhealthy: %s", strings.Join(unhealthy, ", "))
 	}
@@ -358,21 +368,11 @@ func progressing(st *clusterState) metav1.Condition {
 	return cond(pr, true, a.Reason, "%s", a.Message)
 }
 
-func running(o membership.Observed) []membership.Member {
-	var out []membership.Member
-	for _, m := range o.Members {
-		if !m.Dormant && !m.Deleting {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func pausedPVCs(st *clusterState) string {
 	var names []string
 	for i := range st.members {
 		if st.members[i].Spec.Dormant {
-			names = append(names, "PVC "+resources.PVCName(st.members[i].Name))
+			names = append(names, "PVC "+v1alpha2.PVCName(st.members[i].Name))
 		}
 	}
 	return strings.Join(names, ", ")

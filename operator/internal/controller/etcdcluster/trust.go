@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -47,15 +46,15 @@ func tlsPlanes(c *v1alpha2.EtcdCluster) []tlsPlane {
 	var out []tlsPlane
 	if n.Server != "" {
 		p := tlsPlane{name: "client", caKey: resources.TrustKeyClientCA,
-			leaves: []leafSecrets{{n.Server, pki.ActiveServerSecretName(c.Name)}}}
+			leaves: []leafSecrets{{n.Server, v1alpha2.ActiveServerSecretName(c.Name)}}}
 		if n.OperatorClient != "" {
-			p.leaves = append(p.leaves, leafSecrets{n.OperatorClient, pki.ActiveOperatorClientSecretName(c.Name)})
+			p.leaves = append(p.leaves, leafSecrets{n.OperatorClient, v1alpha2.ActiveOperatorClientSecretName(c.Name)})
 		}
 		out = append(out, p)
 	}
 	if n.Peer != "" {
 		out = append(out, tlsPlane{name: "peer", caKey: resources.TrustKeyPeerCA,
-			leaves: []leafSecrets{{n.Peer, pki.ActivePeerSecretName(c.Name)}}})
+			leaves: []leafSecrets{{n.Peer, v1alpha2.ActivePeerSecretName(c.Name)}}})
 	}
 	return out
 }
@@ -219,12 +218,11 @@ func sources(lp *loadedPlane) string {
 
 // writeActive creates or updates an active Secret; an unchanged one is not written.
 func (r *Reconciler) writeActive(ctx context.Context, c *v1alpha2.EtcdCluster, name string, got *corev1.Secret, pair trust.Pair, ca []byte) error {
-	data := map[string][]byte{pki.KeyCert: pair.Cert, pki.KeyKey: pair.Key, pki.KeyCA: ca}
+	want := resources.ActiveTLSSecret(c, name, pair.Cert, pair.Key, ca)
 	if got == nil {
-		return r.Client.Create(ctx, &corev1.Secret{
-			ObjectMeta: ownedMeta(c, name, "tls"), Type: corev1.SecretTypeTLS, Data: data,
-		})
+		return r.Client.Create(ctx, want)
 	}
+	data := want.Data
 	if maps.EqualFunc(got.Data, data, bytes.Equal) {
 		return nil
 	}
@@ -240,10 +238,11 @@ func (r *Reconciler) ensureTrustBundle(ctx context.Context, c *v1alpha2.EtcdClus
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: ownedMeta(c, name, v1alpha2.ComponentTrustBundle), Immutable: ptr.To(true), Data: map[string]string{}}
+	cas := map[string]string{}
 	for _, p := range planes {
-		cm.Data[p.caKey] = string(p.state.ActiveCA)
+		cas[p.caKey] = string(p.state.ActiveCA)
 	}
+	cm := resources.TrustBundle(c, name, cas)
 	if err := r.Client.Create(ctx, cm); !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -299,16 +298,5 @@ func bundleName(cluster string, planes []loadedPlane) string {
 		_, _ = h.Write(p.state.ActiveCA)
 		_, _ = h.Write([]byte{0})
 	}
-	return pki.TrustBundleName(cluster, strconv.FormatUint(h.Sum64(), 36))
-}
-
-// ownedMeta is the metadata of a Secret or ConfigMap the cluster owns: labelled with its cluster
-// (so the label-restricted cache sees it) and controlled by it (so it goes with the cluster).
-func ownedMeta(c *v1alpha2.EtcdCluster, name, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name: name, Namespace: c.Namespace,
-		Labels: map[string]string{v1alpha2.LabelCluster: c.Name, v1alpha2.LabelAppManagedBy: v1alpha2.ManagedBy,
-			v1alpha2.LabelAppComponent: component},
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, v1alpha2.GroupVersion.WithKind("EtcdCluster"))},
-	}
+	return v1alpha2.TrustBundleName(cluster, strconv.FormatUint(h.Sum64(), 36))
 }

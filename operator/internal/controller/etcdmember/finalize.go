@@ -2,6 +2,7 @@ package etcdmember
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
-	"github.com/cozystack/etcd-operator/operator/internal/authcred"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
@@ -26,7 +27,8 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha2.EtcdMember) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if cluster != nil {
+	// A cluster being rolled back is replaced whole: its etcd is left as it is.
+	if cluster != nil && cluster.Annotations[v1alpha2.AnnotationRestoring] == "" {
 		done, err := r.removeFromEtcd(ctx, m, cluster)
 		if err != nil && etcd.IsRetryable(err) {
 			d := r.retries().Next(string(m.UID))
@@ -52,20 +54,11 @@ func (r *Reconciler) removeFromEtcd(ctx context.Context, m *v1alpha2.EtcdMember,
 	if err != nil {
 		return false, err
 	}
-	target := topology.Target(m.Namespace, c.Name, members)
-	if len(target.Endpoints) == 0 {
+	// The same access as the cluster controller's: both share one pooled client.
+	cli, err := r.Etcd.Dial(ctx, etcdaccess.Request{Cluster: c, Members: members})
+	if errors.Is(err, etcdaccess.ErrNoEndpoints) {
 		return true, nil // nothing was ever registered
 	}
-	if topology.DialsTLS(c.Spec.TLS, c.Status.ClientTLSServing, members) {
-		if target.TLS, err = r.TLS.ClientConfig(ctx, c); err != nil {
-			return false, err
-		}
-	}
-	// The same credentials as the cluster controller's: both share one pooled client.
-	if target.Username, target.Password, err = authcred.Credentials(ctx, r.TLS, c); err != nil {
-		return false, err
-	}
-	cli, err := r.Etcd.Client(ctx, target)
 	if err != nil {
 		return false, err
 	}

@@ -35,9 +35,7 @@ func (r *Reconciler) loadPod(ctx context.Context, st *memberState) (bool, error)
 		}
 	}
 	st.pod = pod
-	if m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory && m.Status.PodUID != "" {
-		st.dataLost = pod == nil || string(pod.UID) != m.Status.PodUID || terminal(pod)
-	}
+	st.dataLost = topology.TmpfsDataLost(m, pod)
 	return false, nil
 }
 
@@ -53,7 +51,7 @@ func (r *Reconciler) park(ctx context.Context, st *memberState) (bool, error) {
 	if err := r.deletePod(ctx, st.pod); err != nil {
 		return true, err
 	}
-	r.event(st.member, corev1.EventTypeNormal, "MemberParked", "DeletePod", "deleted Pod %s; PVC %s kept for resume", st.pod.Name, resources.PVCName(st.member.Name))
+	r.event(st.member, corev1.EventTypeNormal, "MemberParked", "DeletePod", "deleted Pod %s; PVC %s kept for resume", st.pod.Name, v1alpha2.PVCName(st.member.Name))
 	st.pod = nil
 	return true, nil
 }
@@ -66,6 +64,8 @@ func (r *Reconciler) ensurePVC(ctx context.Context, st *memberState) (bool, erro
 	got := &corev1.PersistentVolumeClaim{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), got)
 	switch {
+	case apierrors.IsNotFound(err) && st.member.Status.PVCUID != "":
+		return r.pvcLost(st, "PVC "+want.Name+" is gone")
 	case apierrors.IsNotFound(err):
 		if err := r.Client.Create(ctx, want); err != nil {
 			return true, ignoreGoingAway(err)
@@ -76,8 +76,22 @@ func (r *Reconciler) ensurePVC(ctx context.Context, st *memberState) (bool, erro
 		return false, err
 	case !metav1.IsControlledBy(got, st.member):
 		return false, fmt.Errorf("PVC %s exists but is not controlled by member uid %s", got.Name, st.member.UID)
+	case st.member.Status.PVCUID != "" && string(got.UID) != st.member.Status.PVCUID:
+		return r.pvcLost(st, "PVC "+want.Name+" was replaced by an empty one")
+	case !got.DeletionTimestamp.IsZero():
+		return r.pvcLost(st, "PVC "+want.Name+" is being deleted")
 	}
+	st.pvcUID = string(got.UID)
 	return false, nil
+}
+
+// pvcLost: the member's data went with its claim. Its Pod is not started on an empty one (etcd
+// would refuse it, or worse, rejoin without the data it acknowledged); the cluster replaces the
+// member, or recovers as spec.quorumLoss says when a majority is gone.
+func (r *Reconciler) pvcLost(st *memberState, why string) (bool, error) {
+	st.dataLost = true
+	st.waiting, st.waitingReason = why+": the member's data is lost; waiting for the cluster to replace it", v1alpha2.ReasonDataLost
+	return true, nil
 }
 
 // waitForRegistration: no Pod before the member is in etcd (the cluster controller records
@@ -93,7 +107,7 @@ func (r *Reconciler) waitForRegistration(_ context.Context, st *memberState) (bo
 // replaceTerminalPod deletes a Pod that ended (Succeeded after a graceful node shutdown, or
 // Failed); a bare Pod never restarts by itself. The next pass creates a fresh one.
 func (r *Reconciler) replaceTerminalPod(ctx context.Context, st *memberState) (bool, error) {
-	if st.pod == nil || !terminal(st.pod) || st.dataLost {
+	if st.pod == nil || !topology.PodTerminal(st.pod) || st.dataLost {
 		return false, nil
 	}
 	if err := r.deletePod(ctx, st.pod); err != nil {
@@ -162,10 +176,6 @@ func withOwned(have, want map[string]string) map[string]string {
 func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 	return client.IgnoreNotFound(err)
-}
-
-func terminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // ignoreGoingAway drops the refusal to create objects in a terminating namespace: the member

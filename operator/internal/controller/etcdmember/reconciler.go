@@ -19,7 +19,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/backoff"
-	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
@@ -27,9 +27,13 @@ import (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
-	Etcd     etcd.Factory
+	// Etcd dials the cluster's etcd; share one with the other controllers (one client pool).
+	Etcd *etcdaccess.Access
 	// ImageRepository is the operator-wide etcd image repository.
 	ImageRepository string
+	// AgentImage is the operator's own image (--agent-image): a seed restored from a snapshot
+	// runs its binary in an init container.
+	AgentImage string
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
 	// ClusterDomain is the cluster's DNS domain, for the names certificates must cover; empty
@@ -95,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){
-		r.loadPod, r.buildDesiredPod, r.park, r.ensurePVC, r.checkTLS, r.waitForRegistration, r.replaceTerminalPod,
+		r.loadPod, r.buildDesiredPod, r.park, r.ensurePVC, r.checkTLS, r.checkRestore, r.waitForRegistration, r.replaceTerminalPod,
 		r.restartOutdatedPod, r.ensurePod, r.syncPodMetadata,
 	} {
 		done, err := step(ctx, st)
@@ -133,21 +137,26 @@ func (r *Reconciler) membersOfSecret(ctx context.Context, obj client.Object) []r
 	return out
 }
 
-// memberState is what one reconcile learned, threaded through the steps.
+// memberState is what one reconcile learned, threaded through the steps. Each field says which
+// step sets it; a step reads only fields of the steps before it in Reconcile's list.
 type memberState struct {
+	// Set before the steps.
 	member  *v1alpha2.EtcdMember
 	cluster *v1alpha2.EtcdCluster
-	pod     *corev1.Pod
-	// desired is the Pod the spec asks for, stamped with its revision.
+	// loadPod: the member's Pod (nil when there is none), and whether a tmpfs member's data
+	// went with an earlier Pod.
+	pod      *corev1.Pod
+	dataLost bool
+	// buildDesiredPod: the Pod the spec asks for, stamped with its revision.
 	desired  *corev1.Pod
 	revision string
-	// dataLost: a tmpfs member's Pod is gone or was replaced; its data went with it.
-	dataLost bool
-	waiting  string
-	// waitingReason is the Ready condition's reason while waiting, when more specific than
-	// PodNotReady.
+	// Any step that stops the pass: why the member waits, and the Ready condition's reason
+	// when more specific than PodNotReady.
+	waiting       string
 	waitingReason string
-	// recheck: the pass waits on something no watch reports (a BYO Secret); look again later.
+	// ensurePVC: the UID of the member's claim (recorded in status).
+	pvcUID string
+	// checkTLS: the pass waits on something no watch reports (a BYO Secret); look again later.
 	recheck bool
 }
 

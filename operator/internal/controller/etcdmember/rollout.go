@@ -12,10 +12,13 @@ import (
 // buildDesiredPod builds the Pod the member's current spec asks for and stamps it with its
 // revision; a live Pod with another revision is outdated (see restartOutdatedPod).
 func (r *Reconciler) buildDesiredPod(_ context.Context, st *memberState) (bool, error) {
-	pod := resources.Pod(st.member, resources.PodOptions{
-		ImageRepository: r.ImageRepository, ClusterFormed: st.cluster.Status.ClusterID != "",
-	})
-	st.revision = resources.PodRevision(pod)
+	opts := resources.PodOptions{
+		ImageRepository: r.ImageRepository, ClusterFormed: st.cluster.Status.ClusterID != "", AgentImage: r.AgentImage,
+	}
+	pod := resources.Pod(st.member, opts)
+	steady := opts
+	steady.Steady = true
+	st.revision = resources.PodRevision(resources.Pod(st.member, steady))
 	pod.Annotations[v1alpha2.AnnotationPodRevision] = st.revision
 	st.desired = pod
 	return false, nil

@@ -35,7 +35,10 @@ func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
 	s.Selector = resources.MemberSelectorString(m.Spec.ClusterName, m.Name)
 	s.PVCName = ""
 	if m.Spec.Storage.Medium != v1alpha2.StorageMediumMemory {
-		s.PVCName = resources.PVCName(m.Name)
+		s.PVCName = v1alpha2.PVCName(m.Name)
+	}
+	if st.pvcUID != "" {
+		s.PVCUID = st.pvcUID // kept when the claim is lost, so the loss stays visible
 	}
 	s.PodName, s.Replicas = "", 0
 	s.CurrentRevision, s.UpdateRevision = podRevision(st.pod), st.revision
@@ -59,6 +62,8 @@ func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
 func readyCondition(st *memberState, memberID string) metav1.Condition {
 	c := metav1.Condition{Type: v1alpha2.ConditionReady, Status: metav1.ConditionFalse}
 	switch {
+	case st.waitingReason == v1alpha2.ReasonDataLost:
+		c.Reason, c.Message = v1alpha2.ReasonDataLost, st.waiting
 	case st.member.Spec.Dormant:
 		c.Reason, c.Message = v1alpha2.ReasonPaused, st.waiting
 	case topology.PodReady(st.pod) && memberID == "":

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,58 +39,12 @@ func newAuthCluster(t *testing.T, ns, name string, replicas int32, withAuth bool
 	return c
 }
 
-func authSpec(secret string) *v1alpha2.AuthSpec {
-	return &v1alpha2.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: secret}}
-}
-
-func rootSecret(ns, name, password string) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeBasicAuth,
-		StringData: map[string]string{corev1.BasicAuthUsernameKey: "root", corev1.BasicAuthPasswordKey: password}}
-}
-
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := k8s.Create(context.Background(), obj); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// authLatched: status.authEnabled, auth on in etcd, and root's password is want.
-func authLatched(t *testing.T, ns, name, want string) func() bool {
-	return func() bool {
-		f := fakeEtcd.Cluster(topology.Key(ns, name))
-		pw, ok := f.UserPassword(v1alpha2.RootUser)
-		return getCluster(t, ns, name).Status.AuthEnabled && f.AuthEnabled() && ok && pw == want
-	}
-}
-
 func degradedReason(t *testing.T, ns, name string) string {
 	d := meta.FindStatusCondition(getCluster(t, ns, name).Status.Conditions, v1alpha2.ConditionDegraded)
 	if d == nil || d.Status != metav1.ConditionTrue {
 		return ""
 	}
 	return d.Reason
-}
-
-// events lists the cluster's Events with reason; none may carry a password.
-func events(t *testing.T, ns, name, reason string, secrets ...string) []eventsv1.Event {
-	t.Helper()
-	var list eventsv1.EventList
-	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		for _, s := range secrets {
-			if strings.Contains(e.Note, s) {
-				t.Errorf("Event %s carries a password: %q", e.Reason, e.Note)
-			}
-		}
-		if e.Reason == reason && e.Regarding.Name == name {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // setPassword changes the Secret's password with a patch (the operator labels the Secret).
@@ -138,7 +91,7 @@ func TestAuthEnabledAtCreate(t *testing.T) {
 		t.Errorf("etcd ops %v: want auth-enable before the first member add", ops)
 	}
 	var owned corev1.Secret
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: authcred.OperatorSecretName("a")}, &owned); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v1alpha2.OperatorAuthSecretName("a")}, &owned); err != nil {
 		t.Fatalf("owned operator-auth Secret: %v", err)
 	}
 	opPW, _ := f.UserPassword(v1alpha2.OperatorUser)

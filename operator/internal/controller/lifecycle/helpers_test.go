@@ -6,15 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	eventsv1 "k8s.io/api/events/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
-	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd/etcdtest"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
@@ -93,7 +96,7 @@ func converged(t *testing.T, ns, name string, n int) func() bool {
 	}
 }
 
-func voters(c *etcd.FakeCluster) int {
+func voters(c *etcdtest.FakeCluster) int {
 	n := 0
 	for _, m := range c.Members() {
 		if !m.IsLearner {
@@ -157,4 +160,50 @@ func setSecretData(t *testing.T, ns, name string, data map[string][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func authSpec(secret string) *v1alpha2.AuthSpec {
+	return &v1alpha2.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: secret}}
+}
+
+func rootSecret(ns, name, password string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeBasicAuth,
+		StringData: map[string]string{corev1.BasicAuthUsernameKey: "root", corev1.BasicAuthPasswordKey: password}}
+}
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// authLatched: status.authEnabled, auth on in etcd, and root's password is want.
+func authLatched(t *testing.T, ns, name, want string) func() bool {
+	return func() bool {
+		f := fakeEtcd.Cluster(topology.Key(ns, name))
+		pw, ok := f.UserPassword(v1alpha2.RootUser)
+		return getCluster(t, ns, name).Status.AuthEnabled && f.AuthEnabled() && ok && pw == want
+	}
+}
+
+// events lists the cluster's Events with reason; none may carry a password.
+func events(t *testing.T, ns, name, reason string, secrets ...string) []eventsv1.Event {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		for _, s := range secrets {
+			if strings.Contains(e.Note, s) {
+				t.Errorf("Event %s carries a password: %q", e.Reason, e.Note)
+			}
+		}
+		if e.Reason == reason && e.Regarding.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -21,16 +21,20 @@ import (
 
 	"github.com/cozystack/etcd-operator/internal/testenv"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdbackupschedule"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
-	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdrestore"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdsnapshot"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd/etcdtest"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
 var (
 	env        *testenv.Env
 	k8s        client.Client
-	fakeEtcd   *etcd.FakeFactory
+	fakeEtcd   *etcdtest.FakeFactory
 	clusterRec *etcdcluster.Reconciler
 	memberRec  *etcdmember.Reconciler
 )
@@ -56,6 +60,9 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+// agentImage is the operator image the controllers run snapshot and restore agents with.
+const agentImage = "registry.local/etcd-operator:test"
+
 func startManager(ctx context.Context) error {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
 	if err := cmapi.AddToScheme(env.Scheme); err != nil {
@@ -69,18 +76,23 @@ func startManager(ctx context.Context) error {
 		return err
 	}
 	tlsSource := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
-	fakeEtcd = etcd.NewFakeFactory()
+	fakeEtcd = etcdtest.NewFakeFactory()
+	access := etcdaccess.New(fakeEtcd, tlsSource, mgr.GetClient())
 	fakeEtcd.Alive = podServing
 	fakeEtcd.Refuses = podRefuses
 	clusterRec = &etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
-		Etcd: fakeEtcd, MaxConcurrentReconciles: 2, TLS: tlsSource}
+		Etcd: access, MaxConcurrentReconciles: 2, TLS: tlsSource}
 	memberRec = &etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
-		Etcd: fakeEtcd, ImageRepository: "quay.io/coreos/etcd", MaxConcurrentReconciles: 2, TLS: tlsSource}
-	if err := clusterRec.SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := memberRec.SetupWithManager(mgr); err != nil {
-		return err
+		Etcd: access, ImageRepository: "quay.io/coreos/etcd", AgentImage: agentImage, MaxConcurrentReconciles: 2, TLS: tlsSource}
+	for _, r := range []interface{ SetupWithManager(ctrl.Manager) error }{
+		clusterRec, memberRec,
+		&etcdsnapshot.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdsnapshot-controller"), AgentImage: agentImage, TLS: tlsSource},
+		&etcdbackupschedule.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdbackupschedule-controller")},
+		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tlsSource},
+	} {
+		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
 	go func() { _ = mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
@@ -153,8 +165,9 @@ func markPodsReady(t *testing.T, ns string) {
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if (p.Status.Phase != "" && p.Status.Phase != corev1.PodPending) || !p.DeletionTimestamp.IsZero() {
-			continue // already started, ended, or going away
+		if (p.Status.Phase != "" && p.Status.Phase != corev1.PodPending) || !p.DeletionTimestamp.IsZero() ||
+			p.Labels[v1alpha2.LabelAppComponent] == v1alpha2.ComponentSnapshotAgent || len(p.Spec.InitContainers) > 0 {
+			continue // already started, ended, or going away; agents and restores are played by their tests
 		}
 		p.Status.Phase = corev1.PodRunning
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}

@@ -15,7 +15,6 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
@@ -80,7 +79,7 @@ func TestBYOCertificateMissingSANGatesPod(t *testing.T) {
 		return degraded != nil && degraded.Reason == v1alpha2.ReasonCertificateInvalid
 	})
 	reason, m := memberReadyReason(t, ns, "byo")
-	host := resources.MemberHost(m.Name, "byo", ns)
+	host := v1alpha2.MemberHost(m.Name, "byo", ns)
 	if reason != v1alpha2.ReasonCertificateInvalid || !strings.Contains(degraded.Message, host) {
 		t.Errorf("member reason %s; cluster Degraded %q does not name %q", reason, degraded.Message, host)
 	}
@@ -128,7 +127,7 @@ func TestBYOCertificateGatesMemberAdd(t *testing.T) {
 	newTLSCluster(t, ns, "byo", &v1alpha2.TLSSpec{Client: &v1alpha2.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "byo-server"}}})
 	waitFor(t, ns, "the seed up", converged(t, ns, "byo", 1))
 	seed := members(t, ns, "byo")[0].Name
-	seedHost := resources.MemberHost(seed, "byo", ns)
+	seedHost := v1alpha2.MemberHost(seed, "byo", ns)
 	setSecretData(t, ns, "byo-server", ca.SecretData(t, append(pkitest.WithoutMemberNames(all), seedHost, seedHost+".cluster.local"), all.IPs, pkitest.ServerAndClient...))
 	fc := fakeEtcd.Cluster(topology.Key(ns, "byo"))
 	adds := count(fc.Ops(), "add")
@@ -136,7 +135,7 @@ func TestBYOCertificateGatesMemberAdd(t *testing.T) {
 	waitFor(t, ns, "the new member held back with CertificateInvalid", func() bool {
 		for _, m := range members(t, ns, "byo") {
 			if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); m.Name != seed && r != nil &&
-				r.Reason == v1alpha2.ReasonCertificateInvalid && strings.Contains(r.Message, resources.MemberHost(m.Name, "byo", ns)) {
+				r.Reason == v1alpha2.ReasonCertificateInvalid && strings.Contains(r.Message, v1alpha2.MemberHost(m.Name, "byo", ns)) {
 				p := meta.FindStatusCondition(getCluster(t, ns, "byo").Status.Conditions, v1alpha2.ConditionProgressing)
 				return p != nil && p.Reason == v1alpha2.ReasonWaitingForCertificate
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 var scheme = func() *runtime.Scheme {
@@ -75,7 +76,7 @@ func TestOperatorCertificatesIssued(t *testing.T) {
 	create(t, c.Client, cluster)
 
 	start := time.Now()
-	certs := pki.DesiredCertificates(cluster, localcluster.ClusterDomain)
+	certs := resources.DesiredCertificates(cluster, localcluster.ClusterDomain)
 	if len(certs) != 3 {
 		t.Fatalf("%d Certificates desired, want server, operator-client and peer", len(certs))
 	}
@@ -95,9 +96,9 @@ func TestOperatorCertificatesIssued(t *testing.T) {
 		req    pki.Requirement
 		cn     string
 	}{
-		{pki.ServerSecretName(cluster.Name), pki.Requirement{Names: pki.MemberServerNames(ref, "etcd-x7k2q"), Usages: both}, "etcd-server"},
-		{pki.PeerSecretName(cluster.Name), pki.Requirement{Names: pki.MemberPeerNames(ref, "etcd-x7k2q"), Usages: both}, "etcd-peer"},
-		{pki.OperatorClientSecretName(cluster.Name), pki.Requirement{Usages: []pki.Usage{pki.UsageClientAuth}}, pki.RootUser},
+		{v1alpha2.ServerSecretName(cluster.Name), pki.Requirement{Names: pki.MemberServerNames(ref, "etcd-x7k2q"), Usages: both}, "etcd-server"},
+		{v1alpha2.PeerSecretName(cluster.Name), pki.Requirement{Names: pki.MemberPeerNames(ref, "etcd-x7k2q"), Usages: both}, "etcd-peer"},
+		{v1alpha2.OperatorClientSecretName(cluster.Name), pki.Requirement{Usages: []pki.Usage{pki.UsageClientAuth}}, v1alpha2.RootUser},
 	}
 	for _, ch := range checks {
 		s := &corev1.Secret{}

@@ -24,6 +24,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 // External issuer: the server Certificate names an issuer of another API group and an
@@ -48,7 +49,7 @@ func TestExternalIssuerAndTemplate(t *testing.T) {
 			}}}
 	// The apiserver must accept the reference (CEL), and nothing reconciles the cluster here.
 	create(t, c.Client, cluster)
-	certs := pki.DesiredCertificates(cluster, localcluster.ClusterDomain)
+	certs := resources.DesiredCertificates(cluster, localcluster.ClusterDomain)
 	if len(certs) != 1 {
 		t.Fatalf("%d Certificates desired, want the server's", len(certs))
 	}
@@ -81,7 +82,7 @@ func TestExternalIssuerAndTemplate(t *testing.T) {
 	t.Logf("external issuer: request handed over and signed, Certificate Ready %s after creation", time.Since(start).Round(time.Millisecond))
 
 	s := &corev1.Secret{}
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: pki.ServerSecretName("ext")}, s); err != nil {
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v1alpha2.ServerSecretName("ext")}, s); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(s.Data[pki.KeyCert], signed) || !bytes.Equal(s.Data[pki.KeyCA], ca.PEM) {

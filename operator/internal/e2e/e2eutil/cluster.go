@@ -196,6 +196,19 @@ func WaitConverged(t testing.TB, c *framework.Cluster, ns, name string, n int, t
 	})
 }
 
+// WaitNoError polls try until it returns nil; on timeout the failure says its last error.
+func WaitNoError(t testing.TB, timeout time.Duration, what string, try func() error) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for err := try(); err != nil; err = try() {
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %s waiting for %s; last error: %v", timeout, what, err)
+		}
+		time.Sleep(PollInterval)
+	}
+	return time.Since(start)
+}
+
 // WaitFor polls cond until it holds and returns how long that took; it fails the test after timeout.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()

@@ -22,16 +22,25 @@ import (
 // EtcdClient talks to the cluster's client Service from the test; it is closed with the test.
 func EtcdClient(t testing.TB, c *framework.Cluster, ns, name string) *clientv3.Client {
 	t.Helper()
-	dial := ClusterDialer(c)
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: []string{"http://" + name + "-client." + ns + ".svc:2379"}, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
-	})
+	cli, err := clientv3.New(ClientConfig(c, "http://"+name+"-client."+ns+".svc:2379"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
 	return cli
+}
+
+// ClientConfig is an etcd client's configuration for endpoints inside the cluster's network. It
+// keeps alive like kube-apiserver's (30s, 10s): a connection to a member that vanished without a
+// word (its Pod's network gone, as in a rollback) is found dead and redialled through the Service
+// instead of hanging until TCP gives up, minutes later.
+func ClientConfig(c *framework.Cluster, endpoints ...string) clientv3.Config {
+	dial := ClusterDialer(c)
+	return clientv3.Config{
+		Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialKeepAliveTime: 30 * time.Second, DialKeepAliveTimeout: 10 * time.Second,
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
+	}
 }
 
 // MemberList asks etcd itself who its members are.
@@ -84,11 +93,9 @@ func AssertKey(t testing.TB, c *framework.Cluster, ns, name, key, want string) {
 
 // MemberClient talks to one member's etcd only (its own client URL); close it after use.
 func MemberClient(c *framework.Cluster, ns, cluster, member string) (*clientv3.Client, error) {
-	dial := ClusterDialer(c)
-	return clientv3.New(clientv3.Config{
-		Endpoints: []string{"http://" + member + "." + cluster + "." + ns + ".svc:2379"}, DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
-	})
+	cfg := ClientConfig(c, "http://"+member+"."+cluster+"."+ns+".svc:2379")
+	cfg.DialTimeout = 2 * time.Second
+	return clientv3.New(cfg)
 }
 
 // Fingerprint is what one step of a scale-up changes: the EtcdMembers (with whether each has

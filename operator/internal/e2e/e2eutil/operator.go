@@ -27,12 +27,14 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
-	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
-	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
-	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
+	"github.com/cozystack/etcd-operator/operator/internal/manager"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
-	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
+
+// AgentImage is the operator image the e2e operators pass as --agent-image: the node agents run
+// any <registry>/etcd-operator:<tag> image as the operator binary ($LC_OPERATOR_BIN).
+const AgentImage = "registry.local/etcd-operator:e2e"
 
 // NodeGracePeriod is the in-process operator's wait before replacing tmpfs members of a
 // NotReady node: shorter than the default so that a stopped-node scenario takes a minute.
@@ -46,17 +48,10 @@ func StartInProcess(c *framework.Cluster) error {
 	if err != nil {
 		return err
 	}
-	pool := etcd.NewPool()
-	pool.Dial = topology.PodDialer(mgr.GetClient(), ClusterDialer(c))
 	src := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
-	if err := (&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
-		Etcd: pool, MaxConcurrentReconciles: 4, NodeGracePeriod: NodeGracePeriod,
-		ClusterDomain: localcluster.ClusterDomain, TLS: src}).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := (&etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
-		Etcd: pool, ImageRepository: v1alpha2.DefaultImageRepository, MaxConcurrentReconciles: 4,
-		ClusterDomain: localcluster.ClusterDomain, TLS: src}).SetupWithManager(mgr); err != nil {
+	access := etcdaccess.NewPooled(mgr.GetClient(), ClusterDialer(c), src)
+	if err := manager.Setup(mgr, access, src, manager.Options{Workers: 4, ClusterDomain: localcluster.ClusterDomain,
+		ImageRepository: v1alpha2.DefaultImageRepository, AgentImage: AgentImage, NodeGracePeriod: NodeGracePeriod}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(context.Background()) }()
@@ -91,7 +86,7 @@ func StartOperator(t testing.TB, c *framework.Cluster, extra ...string) *Operato
 	if err != nil {
 		t.Fatal(err)
 	}
-	return StartOperatorFrom(t, c, bin, extra...)
+	return StartOperatorFrom(t, c, bin, append([]string{"--agent-image=" + AgentImage}, extra...)...)
 }
 
 // StartOperatorFrom starts the operator binary bin (another build, e.g. a previous release);

@@ -7,14 +7,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +20,9 @@ import (
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
@@ -82,7 +79,7 @@ func TLSMembersClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *
 	t.Helper()
 	var endpoints []string
 	for _, m := range Members(t, c, ns, name) {
-		endpoints = append(endpoints, "https://"+resources.MemberHost(m.Name, name, ns)+":2379")
+		endpoints = append(endpoints, "https://"+v1alpha2.MemberHost(m.Name, name, ns)+":2379")
 	}
 	cli, err := tlsClient(t, c, endpoints, cfg, "", "")
 	if err != nil {
@@ -95,17 +92,14 @@ func TLSMembersClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *
 // while it is built, so a refused password is the returned error.
 func TLSEtcdClientAs(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
 	t.Helper()
-	return tlsClient(t, c, []string{"https://" + resources.ClientServiceName(name) + "." + ns + ".svc:2379"}, cfg, user, password)
+	return tlsClient(t, c, []string{"https://" + v1alpha2.ClientServiceName(name) + "." + ns + ".svc:2379"}, cfg, user, password)
 }
 
 // tlsClient dials endpoints inside the cluster's network; the client is closed with the test.
 func tlsClient(t testing.TB, c *framework.Cluster, endpoints []string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
-	dial := ClusterDialer(c)
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
-		DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: cfg, Username: user, Password: password,
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
-	})
+	conf := ClientConfig(c, endpoints...)
+	conf.TLS, conf.Username, conf.Password = cfg, user, password
+	cli, err := clientv3.New(conf)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +193,7 @@ func FollowingTLSConfig(t testing.TB, c *framework.Cluster, ns, cluster string) 
 		// Verification happens in VerifyConnection against the bundle current at the handshake.
 		InsecureSkipVerify: true, //nolint:gosec // verified below
 		VerifyConnection: func(cs tls.ConnectionState) error {
-			server, err := read(pki.ActiveServerSecretName(cluster))
+			server, err := read(v1alpha2.ActiveServerSecretName(cluster))
 			if err != nil {
 				return err
 			}
@@ -212,7 +206,7 @@ func FollowingTLSConfig(t testing.TB, c *framework.Cluster, ns, cluster string) 
 			return err
 		},
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			data, err := read(pki.ActiveOperatorClientSecretName(cluster))
+			data, err := read(v1alpha2.ActiveOperatorClientSecretName(cluster))
 			if err != nil {
 				return nil, err
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
-	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
@@ -136,7 +135,7 @@ func onActiveCopies(t *testing.T, c *framework.Cluster, ns, cluster string) bool
 			}
 		}
 		if mounted[userServerSecret] || !mounted[resources.TrustVolume] ||
-			!mounted[pki.ActiveServerSecretName(cluster)] || !mounted[pki.ActivePeerSecretName(cluster)] {
+			!mounted[v1alpha2.ActiveServerSecretName(cluster)] || !mounted[v1alpha2.ActivePeerSecretName(cluster)] {
 			return false
 		}
 	}

@@ -43,7 +43,7 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		newCA = e2eutil.SecretData(t, c, ns, "etcd-ca")[pki.KeyCert]
 		return !bytes.Equal(newCA, oldCA)
 	})
-	for _, name := range []string{pki.ServerCertificateName(cluster), pki.OperatorClientCertificateName(cluster), pki.PeerCertificateName(cluster)} {
+	for _, name := range []string{v1alpha2.ServerCertificateName(cluster), v1alpha2.OperatorClientCertificateName(cluster), v1alpha2.PeerCertificateName(cluster)} {
 		triggerRenewal(t, c, ns, name)
 	}
 	took := e2eutil.WaitFor(t, rotationTimeout, "every member serving and trusting only the new CA", func() bool {
@@ -84,7 +84,7 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 // Ready with a trust bundle of ca alone.
 func rotatedTo(t *testing.T, c *framework.Cluster, ns, cluster string, ca []byte) bool {
 	want := trust.Merge(nil, ca)
-	for _, name := range []string{pki.ActiveServerSecretName(cluster), pki.ActiveOperatorClientSecretName(cluster), pki.ActivePeerSecretName(cluster)} {
+	for _, name := range []string{v1alpha2.ActiveServerSecretName(cluster), v1alpha2.ActiveOperatorClientSecretName(cluster), v1alpha2.ActivePeerSecretName(cluster)} {
 		s := e2eutil.SecretData(t, c, ns, name)
 		if !bytes.Equal(s[pki.KeyCA], want) || !trust.Verifies(want, s[pki.KeyCert], time.Now()) {
 			return false

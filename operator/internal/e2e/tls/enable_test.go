@@ -4,21 +4,16 @@ package tls
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
-	"github.com/cozystack/etcd-operator/operator/internal/pki"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 const (
@@ -81,7 +76,7 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 	if len(servedBoth) != 3 {
 		t.Errorf("members seen ready with TLS beside plaintext: %v, want all 3", servedBoth)
 	}
-	cfg := e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName("etcd"), pki.OperatorClientSecretName("etcd"))
+	cfg := e2eutil.TLSConfig(t, c, ns, v1alpha2.ServerSecretName("etcd"), v1alpha2.OperatorClientSecretName("etcd"))
 	tlsCli := e2eutil.TLSEtcdClient(t, c, ns, "etcd", cfg)
 	secure := e2eutil.StartWriter(tlsCli, "tls")
 	plainAcked, plainFailed, plainErrs := plain.Stop()
@@ -102,7 +97,7 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 	tlsAcked, tlsFailed, tlsErrs := secure.Stop()
 
 	for _, m := range e2eutil.Members(t, c, ns, "etcd") {
-		host := resources.MemberHost(m.Name, "etcd", ns)
+		host := v1alpha2.MemberHost(m.Name, "etcd", ns)
 		if _, err := served(c, e2eutil.Pod(t, c, ns, m.Name), host, v1alpha2.ClientPort, cfg); err != nil {
 			t.Errorf("member %s: TLS handshake on the client port: %v", m.Name, err)
 		}
@@ -134,11 +129,9 @@ func hasArg(args []string, want string) bool {
 
 // plaintextPut writes to one member in plaintext; it must fail once client TLS is on.
 func plaintextPut(c *framework.Cluster, host string) error {
-	dial := e2eutil.ClusterDialer(c)
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: []string{"http://" + host + ":2379"}, DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) })},
-	})
+	cfg := e2eutil.ClientConfig(c, "http://"+host+":2379")
+	cfg.DialTimeout = 2 * time.Second
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 // servingTimeout bounds the way of a renewed Secret to every member's listener: the node
@@ -108,7 +107,7 @@ func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int
 			if pod == nil {
 				return false
 			}
-			cert, err := served(c, pod, resources.MemberHost(m.Name, cluster, ns), port, cfg)
+			cert, err := served(c, pod, v1alpha2.MemberHost(m.Name, cluster, ns), port, cfg)
 			if err != nil || cert.SerialNumber.Cmp(want) != 0 {
 				return false
 			}
@@ -122,8 +121,8 @@ func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int
 // other's clients).
 func planeConfigs(t *testing.T, c *framework.Cluster, ns, cluster string) (client, peer *tls.Config) {
 	t.Helper()
-	return e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName(cluster), pki.OperatorClientSecretName(cluster)),
-		e2eutil.TLSConfig(t, c, ns, pki.PeerSecretName(cluster), pki.PeerSecretName(cluster))
+	return e2eutil.TLSConfig(t, c, ns, v1alpha2.ServerSecretName(cluster), v1alpha2.OperatorClientSecretName(cluster)),
+		e2eutil.TLSConfig(t, c, ns, v1alpha2.PeerSecretName(cluster), v1alpha2.PeerSecretName(cluster))
 }
 
 // testLeafRenewal forces a renewal of the server certificate the way cmctl renew does (the
@@ -131,10 +130,10 @@ func planeConfigs(t *testing.T, c *framework.Cluster, ns, cluster string) (clien
 // on) and proves the new leaf is served by every member with no Pod restarted.
 func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	before := podIdentities(t, c, ns, cluster)
-	secret := pki.ServerSecretName(cluster)
+	secret := v1alpha2.ServerSecretName(cluster)
 	old := leafSerial(t, c, ns, secret)
 	start := time.Now()
-	triggerRenewal(t, c, ns, pki.ServerCertificateName(cluster))
+	triggerRenewal(t, c, ns, v1alpha2.ServerCertificateName(cluster))
 	var renewed *big.Int
 	issued := e2eutil.WaitFor(t, issueTimeout, "a renewed server certificate", func() bool {
 		renewed = leafSerial(t, c, ns, secret)
@@ -177,7 +176,7 @@ func triggerRenewal(t *testing.T, c *framework.Cluster, ns, name string) {
 // and both listeners of every member serve the new RSA leaves, again without a restart.
 func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	before := podIdentities(t, c, ns, cluster)
-	secrets := []string{pki.ServerSecretName(cluster), pki.OperatorClientSecretName(cluster), pki.PeerSecretName(cluster)}
+	secrets := []string{v1alpha2.ServerSecretName(cluster), v1alpha2.OperatorClientSecretName(cluster), v1alpha2.PeerSecretName(cluster)}
 	old := map[string]*big.Int{}
 	for _, s := range secrets {
 		old[s] = leafSerial(t, c, ns, s)
@@ -204,12 +203,12 @@ func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		return true
 	})
 	clientCfg, peerCfg := planeConfigs(t, c, ns, cluster)
-	servedClient := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, renewed[pki.ServerSecretName(cluster)])
-	servedPeer := waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, renewed[pki.PeerSecretName(cluster)])
+	servedClient := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, renewed[v1alpha2.ServerSecretName(cluster)])
+	servedPeer := waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, renewed[v1alpha2.PeerSecretName(cluster)])
 	t.Logf("template edit: 3 Certificates re-issued in %s; client plane served the new leaf %s later, peer plane %s after that (%s in all)",
 		issued.Round(time.Millisecond), servedClient.Round(time.Millisecond), servedPeer.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	m := e2eutil.Members(t, c, ns, cluster)[0]
-	leaf, err := served(c, e2eutil.Pod(t, c, ns, m.Name), resources.MemberHost(m.Name, cluster, ns), v1alpha2.ClientPort, clientCfg)
+	leaf, err := served(c, e2eutil.Pod(t, c, ns, m.Name), v1alpha2.MemberHost(m.Name, cluster, ns), v1alpha2.ClientPort, clientCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +216,7 @@ func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		t.Errorf("served leaf: %s key, lifetime %s; want RSA and 720h", leaf.PublicKeyAlgorithm, leaf.NotAfter.Sub(leaf.NotBefore))
 	}
 	var cert cmapi.Certificate
-	if err := c.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: pki.PeerCertificateName(cluster)}, &cert); err != nil {
+	if err := c.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: v1alpha2.PeerCertificateName(cluster)}, &cert); err != nil {
 		t.Fatal(err)
 	}
 	if cert.Spec.PrivateKey.Algorithm != cmapi.RSAKeyAlgorithm || cert.Spec.Duration.Duration != 720*time.Hour {
@@ -249,7 +248,7 @@ func testScaleWithTLS(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		}
 	}
 	_, peerCfg := planeConfigs(t, c, ns, cluster)
-	waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, leafSerial(t, c, ns, pki.PeerSecretName(cluster)))
+	waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, leafSerial(t, c, ns, v1alpha2.PeerSecretName(cluster)))
 }
 
 // testMemberReplaced deletes a follower's EtcdMember: the operator removes it from etcd and adds
@@ -266,7 +265,7 @@ func testMemberReplaced(t *testing.T, c *framework.Cluster, ns, cluster string) 
 			victim = m.DeepCopy()
 		}
 	}
-	serial := leafSerial(t, c, ns, pki.ServerSecretName(cluster))
+	serial := leafSerial(t, c, ns, v1alpha2.ServerSecretName(cluster))
 	start := time.Now()
 	if err := c.Client.Delete(context.Background(), victim); err != nil {
 		t.Fatal(err)
@@ -286,7 +285,7 @@ func testMemberReplaced(t *testing.T, c *framework.Cluster, ns, cluster string) 
 	})
 	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
 	t.Logf("member %s replaced; the cluster converged over mTLS %s after the deletion", victim.Name, time.Since(start).Round(time.Millisecond))
-	if now := leafSerial(t, c, ns, pki.ServerSecretName(cluster)); now.Cmp(serial) != 0 {
+	if now := leafSerial(t, c, ns, v1alpha2.ServerSecretName(cluster)); now.Cmp(serial) != 0 {
 		t.Errorf("the server certificate was re-issued (%x -> %x); the wildcard should cover a new member", serial, now)
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 func TestMain(m *testing.M) {
@@ -80,13 +79,13 @@ func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 		}
 		s.Auth = &v1alpha2.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "etcd-root"}}
 	})
-	for _, s := range []string{pki.ServerSecretName("etcd"), pki.OperatorClientSecretName("etcd"), pki.PeerSecretName("etcd")} {
+	for _, s := range []string{v1alpha2.ServerSecretName("etcd"), v1alpha2.OperatorClientSecretName("etcd"), v1alpha2.PeerSecretName("etcd")} {
 		e2eutil.WaitSecret(t, c, ns, s, issueTimeout)
 	}
 	t.Logf("cert-manager issued the 3 operator Certificates %s after the cluster was created", time.Since(start).Round(time.Millisecond))
 	assertOwnedCertificates(t, c, ns, "etcd", 3)
 
-	cfg := e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName("etcd"), pki.OperatorClientSecretName("etcd"))
+	cfg := e2eutil.TLSConfig(t, c, ns, v1alpha2.ServerSecretName("etcd"), v1alpha2.OperatorClientSecretName("etcd"))
 	e2eutil.WaitConvergedTLS(t, c, ns, "etcd", 3, cfg, convergeTimeout)
 	e2eutil.WaitFor(t, convergeTimeout, "status.authEnabled", func() bool { return e2eutil.GetCluster(t, c, ns, "etcd").Status.AuthEnabled })
 	t.Logf("3-member full-mTLS cluster with auth converged %s after creation", time.Since(start).Round(time.Millisecond))
@@ -114,7 +113,7 @@ func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 	}
 
 	// The same CA without a client certificate: etcd must refuse it (mTLS is enforced).
-	anon := e2eutil.TLSEtcdClient(t, c, ns, "etcd", e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName("etcd"), ""))
+	anon := e2eutil.TLSEtcdClient(t, c, ns, "etcd", e2eutil.TLSConfig(t, c, ns, v1alpha2.ServerSecretName("etcd"), ""))
 	actx, acancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer acancel()
 	if _, err := anon.Put(actx, "anonymous", "x"); err == nil {
@@ -122,7 +121,7 @@ func testMutualTLS(t *testing.T, c *framework.Cluster, ns string) {
 	}
 	// A certificate that is not root's (the peer certificate, from the same CA) and no password:
 	// auth must refuse it.
-	other := e2eutil.TLSEtcdClient(t, c, ns, "etcd", e2eutil.TLSConfig(t, c, ns, pki.ServerSecretName("etcd"), pki.PeerSecretName("etcd")))
+	other := e2eutil.TLSEtcdClient(t, c, ns, "etcd", e2eutil.TLSConfig(t, c, ns, v1alpha2.ServerSecretName("etcd"), v1alpha2.PeerSecretName("etcd")))
 	octx, ocancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer ocancel()
 	if _, err := other.Put(octx, "not-root", "x"); !etcd.IsAuthRequired(err) {
@@ -175,7 +174,7 @@ func testMissingSAN(t *testing.T, c *framework.Cluster) {
 		t.Fatalf("%d members, want the seed", len(members))
 	}
 	seed := members[0].Name
-	host := resources.MemberHost(seed, "byo", ns)
+	host := v1alpha2.MemberHost(seed, "byo", ns)
 	if !strings.Contains(degraded.Message, host) {
 		t.Errorf("Degraded message does not name the missing SAN %q: %s", host, degraded.Message)
 	}

@@ -27,6 +27,8 @@ etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
 {{- define "etcd.serverSecret" -}}{{ include "etcd.cluster" . }}-server-tls{{- end -}}
 {{- define "etcd.peerSecret" -}}{{ include "etcd.cluster" . }}-peer-tls{{- end -}}
 {{- define "etcd.clientSecret" -}}{{ include "etcd.cluster" . }}-client-tls{{- end -}}
+{{- /* The S3 credentials Secret the chart renders from backup.s3.credentials.accessKeyId/secretAccessKey. */ -}}
+{{- define "etcd.backupSecret" -}}{{ include "etcd.cluster" . }}-backup-s3{{- end -}}
 
 {{- /* pki mode with leaf certificates the chart renders itself. */ -}}
 {{- define "etcd.chartLeaves" -}}
@@ -78,6 +80,33 @@ etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
 {{- end }}
 {{- if and (eq $r.source "pvc") (not (and $r.pvc.claimName $r.pvc.subPath)) }}
 {{- fail "bootstrap.restore.source=pvc needs bootstrap.restore.pvc.claimName and subPath" }}
+{{- end }}
+{{- if and (eq $r.source "snapshot") (not $r.snapshotName) }}
+{{- fail "bootstrap.restore.source=snapshot needs bootstrap.restore.snapshotName (an EtcdSnapshot of this namespace)" }}
+{{- end }}
+{{- if and (ne $r.source "none") (eq $v.storage.medium "Memory") }}
+{{- fail (printf "bootstrap.restore.source=%s is refused with storage.medium=Memory (a tmpfs seed would restore the snapshot again on every restart): set storage.medium to \"\" or bootstrap.restore.source to none" $r.source) }}
+{{- end }}
+{{- if $v.backup.enabled }}{{ include "etcd.validateBackup" . }}{{ end }}
+{{- end -}}
+
+{{- /* backup.enabled: a complete destination, and S3 credentials from exactly one place. The
+inline keys may be absent from the values (the Cozystack package leaves them out), hence get. */ -}}
+{{- define "etcd.validateBackup" -}}
+{{- $b := .Values.backup }}
+{{- if eq $b.destination "pvc" }}
+{{- if not $b.pvc.claimName }}{{ fail "backup.destination=pvc needs backup.pvc.claimName" }}{{ end }}
+{{- else }}
+{{- if not (and $b.s3.endpoint $b.s3.bucket) }}{{ fail "backup.destination=s3 needs backup.s3.endpoint and backup.s3.bucket" }}{{ end }}
+{{- $c := $b.s3.credentials }}
+{{- $keys := compact (list (get $c "accessKeyId") (get $c "secretAccessKey")) }}
+{{- if and $c.secretName $keys }}
+{{- fail "backup.s3.credentials: set either secretName (an existing Secret) or accessKeyId and secretAccessKey (the chart renders the Secret), not both" }}
+{{- else if and (not $c.secretName) (not (hasKey $c "accessKeyId")) }}
+{{- fail (printf "backup.destination=s3 needs backup.s3.credentials.secretName: a Secret in namespace %s with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" .Release.Namespace) }}
+{{- else if and (not $c.secretName) (lt (len $keys) 2) }}
+{{- fail "backup.destination=s3 needs backup.s3.credentials.secretName (a Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or both backup.s3.credentials.accessKeyId and secretAccessKey for the chart to render one" }}
+{{- end }}
 {{- end }}
 {{- end -}}
 

@@ -1,10 +1,11 @@
-package etcd
+package etcdtest
 
 import (
 	"context"
 	"fmt"
 	"slices"
 
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 )
 
@@ -117,9 +118,9 @@ func (s *fakeSession) unreachable() error {
 	return fmt.Errorf("fake etcd: no member serves %s clients", schemeName(s.tls))
 }
 
-func (s *fakeSession) MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error) {
+func (s *fakeSession) MemberAddAsLearner(ctx context.Context, peerURL string) (etcd.Member, error) {
 	if err := s.check("auth-check"); err != nil {
-		return Member{}, err
+		return etcd.Member{}, err
 	}
 	return s.FakeCluster.MemberAddAsLearner(ctx, peerURL)
 }
@@ -145,26 +146,26 @@ func (s *fakeSession) MoveLeader(ctx context.Context, id uint64) error {
 	return s.FakeCluster.MoveLeader(ctx, id)
 }
 
-func (s *fakeSession) Status(ctx context.Context, endpoint string) (EndpointStatus, error) {
+func (s *fakeSession) Status(ctx context.Context, endpoint string) (etcd.EndpointStatus, error) {
 	if err := s.check("auth-check"); err != nil {
-		return EndpointStatus{}, err
+		return etcd.EndpointStatus{}, err
 	}
 	if name := hostLabel(endpoint); !s.reachable(name, s.tls) {
-		return EndpointStatus{}, fmt.Errorf("fake etcd: member %s does not serve %s clients", name, schemeName(s.tls))
+		return etcd.EndpointStatus{}, fmt.Errorf("fake etcd: member %s does not serve %s clients", name, schemeName(s.tls))
 	}
 	return s.FakeCluster.Status(ctx, endpoint)
 }
 
-// MemberList needs an authenticated user once auth is on, as in etcd 3.6+.
-func (s *fakeSession) MemberList(ctx context.Context) (MemberList, error) {
+// etcd.MemberList needs an authenticated user once auth is on, as in etcd 3.6+.
+func (s *fakeSession) MemberList(ctx context.Context) (etcd.MemberList, error) {
 	s.mu.Lock()
 	denied := s.auth.enabled && s.user == ""
 	s.mu.Unlock()
 	if denied {
-		return MemberList{}, rpctypes.ErrUserEmpty
+		return etcd.MemberList{}, rpctypes.ErrUserEmpty
 	}
 	if err := s.unreachable(); err != nil {
-		return MemberList{}, err
+		return etcd.MemberList{}, err
 	}
 	return s.FakeCluster.MemberList(ctx)
 }

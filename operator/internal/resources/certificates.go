@@ -1,4 +1,4 @@
-package pki
+package resources
 
 import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -8,31 +8,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
 )
-
-// Certificate and Secret names; the public operator's, so Secrets carry over on migration.
-func ServerCertificateName(cluster string) string         { return cluster + "-server" }
-func ServerSecretName(cluster string) string              { return cluster + "-server-tls" }
-func OperatorClientCertificateName(cluster string) string { return cluster + "-operator-client" }
-func OperatorClientSecretName(cluster string) string      { return cluster + "-operator-client-tls" }
-func PeerCertificateName(cluster string) string           { return cluster + "-peer" }
-func PeerSecretName(cluster string) string                { return cluster + "-peer-tls" }
-
-// The operator's copies of a cluster's TLS material: the key pairs being served and the CAs
-// being trusted, which follow their sources (above, or BYO) only as fast as every member can
-// follow them (package trust).
-func ActiveServerSecretName(cluster string) string { return cluster + "-active-server-tls" }
-func ActiveOperatorClientSecretName(cluster string) string {
-	return cluster + "-active-operator-client-tls"
-}
-func ActivePeerSecretName(cluster string) string { return cluster + "-active-peer-tls" }
-
-// TrustBundleName is the ConfigMap of a trust bundle; revision is a hash of its content.
-func TrustBundleName(cluster, revision string) string { return cluster + "-trust-" + revision }
-
-// RootUser is the etcd user a client certificate's CN maps to under --client-cert-auth.
-const RootUser = "root"
 
 // maxCommonName is cert-manager's (and RFC 5280's) limit on a commonName.
 const maxCommonName = 64
@@ -120,9 +97,9 @@ func (s Settings) usages(ext ...cmapi.KeyUsage) []cmapi.KeyUsage {
 // ServerCertificate is the client-plane certificate every member serves on :2379. It carries
 // client auth too: etcd's grpc-gateway presents it to the member's own listener.
 func ServerCertificate(c *v1alpha2.EtcdCluster, clusterDomain string, issuer IssuerRef, s Settings) *cmapi.Certificate {
-	names := ServerNames(clusterRef(c, clusterDomain))
-	return certificate(c, ServerCertificateName(c.Name), ServerSecretName(c.Name), issuer, s, cmapi.CertificateSpec{
-		CommonName:  commonName(ServerCertificateName(c.Name)),
+	names := pki.ServerNames(clusterRef(c, clusterDomain))
+	return certificate(c, v1alpha2.ServerCertificateName(c.Name), v1alpha2.ServerSecretName(c.Name), issuer, s, cmapi.CertificateSpec{
+		CommonName:  commonName(v1alpha2.ServerCertificateName(c.Name)),
 		DNSNames:    names.DNS,
 		IPAddresses: names.IPStrings(),
 		Usages:      s.usages(cmapi.UsageServerAuth, cmapi.UsageClientAuth),
@@ -132,9 +109,9 @@ func ServerCertificate(c *v1alpha2.EtcdCluster, clusterDomain string, issuer Iss
 // PeerCertificate is the peer-plane certificate (:2380); peers are each other's servers and
 // clients, so it carries both usages.
 func PeerCertificate(c *v1alpha2.EtcdCluster, clusterDomain string, issuer IssuerRef, s Settings) *cmapi.Certificate {
-	names := PeerNames(clusterRef(c, clusterDomain))
-	return certificate(c, PeerCertificateName(c.Name), PeerSecretName(c.Name), issuer, s, cmapi.CertificateSpec{
-		CommonName:  commonName(PeerCertificateName(c.Name)),
+	names := pki.PeerNames(clusterRef(c, clusterDomain))
+	return certificate(c, v1alpha2.PeerCertificateName(c.Name), v1alpha2.PeerSecretName(c.Name), issuer, s, cmapi.CertificateSpec{
+		CommonName:  commonName(v1alpha2.PeerCertificateName(c.Name)),
 		DNSNames:    names.DNS,
 		IPAddresses: names.IPStrings(),
 		Usages:      s.usages(cmapi.UsageServerAuth, cmapi.UsageClientAuth),
@@ -146,11 +123,11 @@ func PeerCertificate(c *v1alpha2.EtcdCluster, clusterDomain string, issuer Issue
 // user, which is how the operator (and Kamaji, with its own certificate) act as root without
 // a password.
 func OperatorClientCertificate(c *v1alpha2.EtcdCluster, issuer IssuerRef, s Settings) *cmapi.Certificate {
-	cn := commonName(OperatorClientCertificateName(c.Name))
+	cn := commonName(v1alpha2.OperatorClientCertificateName(c.Name))
 	if authEnabled(c) {
-		cn = RootUser
+		cn = v1alpha2.RootUser
 	}
-	return certificate(c, OperatorClientCertificateName(c.Name), OperatorClientSecretName(c.Name), issuer, s,
+	return certificate(c, v1alpha2.OperatorClientCertificateName(c.Name), v1alpha2.OperatorClientSecretName(c.Name), issuer, s,
 		cmapi.CertificateSpec{CommonName: cn, Usages: s.usages(cmapi.UsageClientAuth)})
 }
 
@@ -173,43 +150,6 @@ func DesiredCertificates(c *v1alpha2.EtcdCluster, clusterDomain string) []*cmapi
 		out = append(out, PeerCertificate(c, clusterDomain, IssuerRefFrom(p.CertManager.IssuerRef), s))
 	}
 	return out
-}
-
-// SecretNames are the Secrets a cluster's TLS material is read from, whatever their source
-// (BYO or emitted); empty when the plane or the operator-client source is absent.
-type SecretNames struct {
-	Server, OperatorClient, Peer string
-}
-
-// SecretsOf resolves a cluster's TLS Secrets.
-func SecretsOf(c *v1alpha2.EtcdCluster) SecretNames {
-	var n SecretNames
-	if c.Spec.TLS == nil {
-		return n
-	}
-	if cl := c.Spec.TLS.Client; cl != nil {
-		switch {
-		case cl.ServerSecretRef != nil:
-			n.Server = cl.ServerSecretRef.Name
-		case cl.CertManager != nil:
-			n.Server = ServerSecretName(c.Name)
-		}
-		switch {
-		case cl.OperatorClientSecretRef != nil:
-			n.OperatorClient = cl.OperatorClientSecretRef.Name
-		case cl.CertManager != nil && cl.CertManager.OperatorClientIssuerRef != nil:
-			n.OperatorClient = OperatorClientSecretName(c.Name)
-		}
-	}
-	if p := c.Spec.TLS.Peer; p != nil {
-		switch {
-		case p.SecretRef != nil:
-			n.Peer = p.SecretRef.Name
-		case p.CertManager != nil:
-			n.Peer = PeerSecretName(c.Name)
-		}
-	}
-	return n
 }
 
 // NeedsUpdate reports whether an existing Certificate differs from the desired one in what
@@ -235,26 +175,16 @@ func certificate(c *v1alpha2.EtcdCluster, name, secret string, issuer IssuerRef,
 	// Old CertificateRequests are garbage: the Secret is the only state that matters.
 	spec.RevisionHistoryLimit = ptr.To[int32](1)
 	// The cluster's labels on the Secret let the operator watch only its own Secrets.
-	spec.SecretTemplate = &cmapi.CertificateSecretTemplate{Labels: resources.ClusterLabels(c.Name)}
-	var userLabels, userAnnotations map[string]string
-	if a := c.Spec.AdditionalMetadata; a != nil {
-		userLabels, userAnnotations = a.Labels, a.Annotations
-	}
+	spec.SecretTemplate = &cmapi.CertificateSecretTemplate{Labels: ClusterLabels(c.Name)}
 	return &cmapi.Certificate{
-		TypeMeta: metav1.TypeMeta{APIVersion: cmapi.SchemeGroupVersion.String(), Kind: cmapi.CertificateKind},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            name,
-			Namespace:       c.Namespace,
-			Labels:          resources.MergeMetadata(userLabels, resources.ClusterLabels(c.Name)),
-			Annotations:     resources.MergeMetadata(userAnnotations, nil),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, v1alpha2.GroupVersion.WithKind("EtcdCluster"))},
-		},
-		Spec: spec,
+		TypeMeta:   metav1.TypeMeta{APIVersion: cmapi.SchemeGroupVersion.String(), Kind: cmapi.CertificateKind},
+		ObjectMeta: ClusterObjectMeta(c, name, ""),
+		Spec:       spec,
 	}
 }
 
-func clusterRef(c *v1alpha2.EtcdCluster, clusterDomain string) ClusterRef {
-	return ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: clusterDomain}
+func clusterRef(c *v1alpha2.EtcdCluster, clusterDomain string) pki.ClusterRef {
+	return pki.ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: clusterDomain}
 }
 
 func authEnabled(c *v1alpha2.EtcdCluster) bool { return c.Spec.Auth != nil && c.Spec.Auth.Enabled }

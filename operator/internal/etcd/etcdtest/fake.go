@@ -1,13 +1,20 @@
-package etcd
+// Package etcdtest is an in-memory etcd for tests: the operator's etcd.Factory and etcd.Client
+// without a real cluster, with etcd's own errors. It is test support only: no production
+// package imports it.
+package etcdtest
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 )
 
@@ -27,7 +34,7 @@ type FakeFactory struct {
 	Refuses func(name string, tls bool) bool
 }
 
-var _ Factory = (*FakeFactory)(nil)
+var _ etcd.Factory = (*FakeFactory)(nil)
 
 // NewFakeFactory returns a fake with no clusters.
 func NewFakeFactory() *FakeFactory {
@@ -46,9 +53,9 @@ func (f *FakeFactory) Cluster(key string) *FakeCluster {
 	return c
 }
 
-// Client implements Factory. An empty cluster is formed by the member behind the first endpoint.
+// Client implements etcd.Factory. An empty cluster is formed by the member behind the first endpoint.
 // Like clientv3.New, a client with credentials authenticates at once (once auth is on).
-func (f *FakeFactory) Client(_ context.Context, t Target) (Client, error) {
+func (f *FakeFactory) Client(_ context.Context, t etcd.Target) (etcd.Client, error) {
 	if len(t.Endpoints) == 0 {
 		return nil, fmt.Errorf("etcd cluster %s: no endpoints", t.Key)
 	}
@@ -61,17 +68,17 @@ func (f *FakeFactory) Client(_ context.Context, t Target) (Client, error) {
 	return &fakeSession{FakeCluster: c, user: t.Username, tls: t.TLS != nil}, nil
 }
 
-// Forget implements Factory.
+// Forget implements etcd.Factory.
 func (f *FakeFactory) Forget(string) {}
 
-// FakeCluster is one simulated etcd cluster. It implements Client.
+// FakeCluster is one simulated etcd cluster. It implements etcd.Client.
 type FakeCluster struct {
 	mu        sync.Mutex
 	clusterID uint64
 	nextID    uint64
 	leader    uint64
 	version   string
-	members   []Member
+	members   []etcd.Member
 	ops       []string
 	refusals  map[string][]error
 	down      map[uint64]bool
@@ -137,7 +144,7 @@ func (c *FakeCluster) Ops() []string {
 }
 
 // Members is a copy of the current membership.
-func (c *FakeCluster) Members() []Member {
+func (c *FakeCluster) Members() []etcd.Member {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.members)
@@ -166,7 +173,7 @@ func (c *FakeCluster) formFrom(clientURL string) {
 	}
 	peer := strings.Replace(clientURL, ":2379", ":2380", 1)
 	c.nextID++
-	m := Member{ID: c.clusterID + c.nextID, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{clientURL}}
+	m := etcd.Member{ID: c.clusterID + c.nextID, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{clientURL}}
 	c.members = append(c.members, m)
 	c.leader = m.ID
 	c.ops = append(c.ops, "bootstrap "+name)
@@ -181,35 +188,35 @@ func (c *FakeCluster) refused(op string) error {
 	return errs[0]
 }
 
-func (c *FakeCluster) MemberList(context.Context) (MemberList, error) {
+func (c *FakeCluster) MemberList(context.Context) (etcd.MemberList, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.refused("list"); err != nil {
-		return MemberList{}, err
+		return etcd.MemberList{}, err
 	}
 	if len(c.members) == 0 {
-		return MemberList{}, fmt.Errorf("fake etcd: no member is serving yet")
+		return etcd.MemberList{}, fmt.Errorf("fake etcd: no member is serving yet")
 	}
-	return MemberList{ClusterID: c.clusterID, Members: slices.Clone(c.members)}, nil
+	return etcd.MemberList{ClusterID: c.clusterID, Members: slices.Clone(c.members)}, nil
 }
 
-func (c *FakeCluster) MemberAddAsLearner(_ context.Context, peerURL string) (Member, error) {
+func (c *FakeCluster) MemberAddAsLearner(_ context.Context, peerURL string) (etcd.Member, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.refused("add"); err != nil {
-		return Member{}, err
+		return etcd.Member{}, err
 	}
 	for _, m := range c.members {
 		if slices.Contains(m.PeerURLs, peerURL) {
-			return Member{}, rpctypes.ErrPeerURLExist
+			return etcd.Member{}, rpctypes.ErrPeerURLExist
 		}
 		if m.IsLearner {
-			return Member{}, rpctypes.ErrTooManyLearners
+			return etcd.Member{}, rpctypes.ErrTooManyLearners
 		}
 	}
 	c.nextID++
 	name := hostLabel(peerURL)
-	m := Member{ID: c.clusterID + c.nextID, Name: name, PeerURLs: []string{peerURL},
+	m := etcd.Member{ID: c.clusterID + c.nextID, Name: name, PeerURLs: []string{peerURL},
 		ClientURLs: []string{strings.Replace(peerURL, ":2380", ":2379", 1)}, IsLearner: true}
 	c.members = append(c.members, m)
 	c.ops = append(c.ops, "add "+name)
@@ -249,18 +256,18 @@ func (c *FakeCluster) MemberRemove(_ context.Context, id uint64) error {
 	return nil
 }
 
-func (c *FakeCluster) Status(_ context.Context, endpoint string) (EndpointStatus, error) {
+func (c *FakeCluster) Status(_ context.Context, endpoint string) (etcd.EndpointStatus, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.refused("status"); err != nil {
-		return EndpointStatus{}, err
+		return etcd.EndpointStatus{}, err
 	}
 	for _, m := range c.members {
 		if slices.Contains(m.ClientURLs, endpoint) && !c.down[m.ID] && (c.alive == nil || c.alive(m.Name)) {
-			return EndpointStatus{MemberID: m.ID, Leader: c.leader, Version: c.version, IsLearner: m.IsLearner}, nil
+			return etcd.EndpointStatus{MemberID: m.ID, Leader: c.leader, Version: c.version, IsLearner: m.IsLearner}, nil
 		}
 	}
-	return EndpointStatus{}, fmt.Errorf("fake etcd: endpoint %s unreachable", endpoint)
+	return etcd.EndpointStatus{}, fmt.Errorf("fake etcd: endpoint %s unreachable", endpoint)
 }
 
 func (c *FakeCluster) MoveLeader(_ context.Context, id uint64) error {
@@ -278,16 +285,16 @@ func (c *FakeCluster) MoveLeader(_ context.Context, id uint64) error {
 	return nil
 }
 
-// Close implements Client.
+// Close implements etcd.Client.
 func (c *FakeCluster) Close() error { return nil }
 
 func (c *FakeCluster) index(id uint64) int {
-	return slices.IndexFunc(c.members, func(m Member) bool { return m.ID == id })
+	return slices.IndexFunc(c.members, func(m etcd.Member) bool { return m.ID == id })
 }
 
 // remove deletes a member and, like raft, elects another voter when the leader leaves.
 func (c *FakeCluster) remove(id uint64) {
-	c.members = slices.DeleteFunc(c.members, func(m Member) bool { return m.ID == id })
+	c.members = slices.DeleteFunc(c.members, func(m etcd.Member) bool { return m.ID == id })
 	if c.leader != id {
 		return
 	}
@@ -307,4 +314,16 @@ func hostLabel(raw string) string {
 		return raw
 	}
 	return strings.SplitN(u.Hostname(), ".", 2)[0]
+}
+
+// Snapshot streams a small stand-in database followed by its sha256, as etcd ends a snapshot.
+func (c *FakeCluster) Snapshot(context.Context) (io.ReadCloser, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("snapshot"); err != nil {
+		return nil, err
+	}
+	db := []byte(fmt.Sprintf("fake etcd database of cluster %x", c.clusterID))
+	sum := sha256.Sum256(db)
+	return io.NopCloser(bytes.NewReader(append(db, sum[:]...))), nil
 }

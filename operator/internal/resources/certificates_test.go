@@ -1,4 +1,4 @@
-package pki
+package resources
 
 import (
 	"crypto/x509"
@@ -13,9 +13,11 @@ import (
 
 	"github.com/cozystack/etcd-operator/internal/golden"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/pki"
+	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
 )
 
-func testCluster(mod func(*v1alpha2.EtcdCluster)) *v1alpha2.EtcdCluster {
+func tlsCluster(mod func(*v1alpha2.EtcdCluster)) *v1alpha2.EtcdCluster {
 	c := &v1alpha2.EtcdCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "tenant-a", UID: "0b6f7a54-0000-4000-8000-000000000001"},
 		Spec: v1alpha2.EtcdClusterSpec{Version: "3.6.16", TLS: &v1alpha2.TLSSpec{
@@ -35,7 +37,7 @@ func testCluster(mod func(*v1alpha2.EtcdCluster)) *v1alpha2.EtcdCluster {
 }
 
 func TestCertificatesGolden(t *testing.T) {
-	withAuth := testCluster(func(c *v1alpha2.EtcdCluster) {
+	withAuth := tlsCluster(func(c *v1alpha2.EtcdCluster) {
 		c.Spec.Auth = &v1alpha2.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "root"}}
 		c.Spec.AdditionalMetadata = &v1alpha2.AdditionalMetadata{
 			Labels:      map[string]string{"team": "a", v1alpha2.LabelCluster: "spoofed"},
@@ -52,10 +54,10 @@ func TestCertificatesGolden(t *testing.T) {
 		name string
 		cert *cmapi.Certificate
 	}{
-		{"server-default", ServerCertificate(testCluster(nil), "cozy.local", IssuerRef{Name: "etcd-ca"}, Settings{})},
-		{"server-rsa-external-issuer", ServerCertificate(testCluster(nil), "", external, rsa)},
-		{"peer-clusterissuer", PeerCertificate(testCluster(nil), "cluster.local", IssuerRef{Name: "peer-ca", Kind: "ClusterIssuer"}, Settings{KeyAlgorithm: cmapi.Ed25519KeyAlgorithm})},
-		{"operator-client", OperatorClientCertificate(testCluster(nil), IssuerRef{Name: "etcd-ca", Kind: "Issuer"}, Settings{})},
+		{"server-default", ServerCertificate(tlsCluster(nil), "cozy.local", IssuerRef{Name: "etcd-ca"}, Settings{})},
+		{"server-rsa-external-issuer", ServerCertificate(tlsCluster(nil), "", external, rsa)},
+		{"peer-clusterissuer", PeerCertificate(tlsCluster(nil), "cluster.local", IssuerRef{Name: "peer-ca", Kind: "ClusterIssuer"}, Settings{KeyAlgorithm: cmapi.Ed25519KeyAlgorithm})},
+		{"operator-client", OperatorClientCertificate(tlsCluster(nil), IssuerRef{Name: "etcd-ca", Kind: "Issuer"}, Settings{})},
 		{"operator-client-auth-root", OperatorClientCertificate(withAuth, IssuerRef{Name: "etcd-ca", Kind: "Issuer"}, rsa)},
 	}
 	for _, tt := range tests {
@@ -69,45 +71,45 @@ func TestDesiredCertificates(t *testing.T) {
 		name    string
 		cluster *v1alpha2.EtcdCluster
 		want    []string // Certificate name/issuer group/issuer kind/issuer name
-		secrets SecretNames
+		secrets pki.SecretNames
 	}{{
 		name:    "plaintext",
-		cluster: testCluster(func(c *v1alpha2.EtcdCluster) { c.Spec.TLS = nil }),
+		cluster: tlsCluster(func(c *v1alpha2.EtcdCluster) { c.Spec.TLS = nil }),
 	}, {
 		name:    "both planes, mTLS",
-		cluster: testCluster(nil),
+		cluster: tlsCluster(nil),
 		want:    []string{"etcd-server//Issuer/etcd-ca", "etcd-operator-client//Issuer/etcd-ca", "etcd-peer//ClusterIssuer/peer-ca"},
-		secrets: SecretNames{Server: "etcd-server-tls", OperatorClient: "etcd-operator-client-tls", Peer: "etcd-peer-tls"},
+		secrets: pki.SecretNames{Server: "etcd-server-tls", OperatorClient: "etcd-operator-client-tls", Peer: "etcd-peer-tls"},
 	}, {
 		name: "client without mTLS, kind defaulted",
-		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+		cluster: tlsCluster(func(c *v1alpha2.EtcdCluster) {
 			c.Spec.TLS.Client.CertManager = &v1alpha2.ClientCertManager{ServerIssuerRef: v1alpha2.IssuerReference{Name: "ca"}}
 			c.Spec.TLS.Peer = nil
 		}),
 		want:    []string{"etcd-server//Issuer/ca"},
-		secrets: SecretNames{Server: "etcd-server-tls"},
+		secrets: pki.SecretNames{Server: "etcd-server-tls"},
 	}, {
 		name: "BYO client, cert-manager peer",
-		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+		cluster: tlsCluster(func(c *v1alpha2.EtcdCluster) {
 			c.Spec.TLS.Client = &v1alpha2.ClientTLS{ServerSecretRef: byo, OperatorClientSecretRef: &corev1.LocalObjectReference{Name: "op"}}
 		}),
 		want:    []string{"etcd-peer//ClusterIssuer/peer-ca"},
-		secrets: SecretNames{Server: "byo", OperatorClient: "op", Peer: "etcd-peer-tls"},
+		secrets: pki.SecretNames{Server: "byo", OperatorClient: "op", Peer: "etcd-peer-tls"},
 	}, {
 		name: "external issuer group, cert-manager.io spelled out",
-		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+		cluster: tlsCluster(func(c *v1alpha2.EtcdCluster) {
 			c.Spec.TLS.Client.CertManager.ServerIssuerRef = v1alpha2.IssuerReference{Name: "pca", Kind: "AWSPCAClusterIssuer", Group: "awspca.cert-manager.io"}
 			c.Spec.TLS.Client.CertManager.OperatorClientIssuerRef.Group = "cert-manager.io"
 		}),
 		want:    []string{"etcd-server/awspca.cert-manager.io/AWSPCAClusterIssuer/pca", "etcd-operator-client//Issuer/etcd-ca", "etcd-peer//ClusterIssuer/peer-ca"},
-		secrets: SecretNames{Server: "etcd-server-tls", OperatorClient: "etcd-operator-client-tls", Peer: "etcd-peer-tls"},
+		secrets: pki.SecretNames{Server: "etcd-server-tls", OperatorClient: "etcd-operator-client-tls", Peer: "etcd-peer-tls"},
 	}, {
 		name: "BYO both",
-		cluster: testCluster(func(c *v1alpha2.EtcdCluster) {
+		cluster: tlsCluster(func(c *v1alpha2.EtcdCluster) {
 			c.Spec.TLS.Client = &v1alpha2.ClientTLS{ServerSecretRef: byo}
 			c.Spec.TLS.Peer = &v1alpha2.PeerTLS{SecretRef: byo}
 		}),
-		secrets: SecretNames{Server: "byo", Peer: "byo"},
+		secrets: pki.SecretNames{Server: "byo", Peer: "byo"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,8 +121,8 @@ func TestDesiredCertificates(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("certificates %q, want %q", got, tt.want)
 			}
-			if s := SecretsOf(tt.cluster); s != tt.secrets {
-				t.Errorf("SecretsOf = %+v, want %+v", s, tt.secrets)
+			if s := pki.SecretsOf(tt.cluster); s != tt.secrets {
+				t.Errorf("pki.SecretsOf = %+v, want %+v", s, tt.secrets)
 			}
 		})
 	}
@@ -128,7 +130,7 @@ func TestDesiredCertificates(t *testing.T) {
 
 func TestNeedsUpdate(t *testing.T) {
 	issuer := IssuerRef{Name: "ca"}
-	base := ServerCertificate(testCluster(nil), "cluster.local", issuer, Settings{})
+	base := ServerCertificate(tlsCluster(nil), "cluster.local", issuer, Settings{})
 	existing := base.DeepCopy()
 	existing.Labels["added-by-user"] = "x" // extra labels are the user's business
 	existing.Status.Revision = new(int)
@@ -138,9 +140,9 @@ func TestNeedsUpdate(t *testing.T) {
 		want    bool
 	}{
 		{"unchanged", base, false},
-		{"cluster domain changed", ServerCertificate(testCluster(nil), "cozy.local", issuer, Settings{}), true},
-		{"issuer changed", ServerCertificate(testCluster(nil), "cluster.local", IssuerRef{Name: "ca2"}, Settings{}), true},
-		{"renewBefore set", ServerCertificate(testCluster(nil), "cluster.local", issuer, Settings{RenewBefore: &metav1.Duration{Duration: time.Hour}}), true},
+		{"cluster domain changed", ServerCertificate(tlsCluster(nil), "cozy.local", issuer, Settings{}), true},
+		{"issuer changed", ServerCertificate(tlsCluster(nil), "cluster.local", IssuerRef{Name: "ca2"}, Settings{}), true},
+		{"renewBefore set", ServerCertificate(tlsCluster(nil), "cluster.local", issuer, Settings{RenewBefore: &metav1.Duration{Duration: time.Hour}}), true},
 		{"owned label drifted", func() *cmapi.Certificate {
 			d := base.DeepCopy()
 			d.Labels[v1alpha2.LabelAppManagedBy] = "someone-else"
@@ -164,8 +166,8 @@ func TestCertificateTemplateAppliesToEveryCertificate(t *testing.T) {
 		RenewBefore: &metav1.Duration{Duration: 12 * time.Hour},
 		PrivateKey:  &v1alpha2.PrivateKeyTemplate{Algorithm: v1alpha2.PrivateKeyRSA, Size: 3072},
 	}
-	before := DesiredCertificates(testCluster(nil), "cluster.local")
-	after := DesiredCertificates(testCluster(func(c *v1alpha2.EtcdCluster) { c.Spec.TLS.CertificateTemplate = tpl }), "cluster.local")
+	before := DesiredCertificates(tlsCluster(nil), "cluster.local")
+	after := DesiredCertificates(tlsCluster(func(c *v1alpha2.EtcdCluster) { c.Spec.TLS.CertificateTemplate = tpl }), "cluster.local")
 	if len(after) != 3 || len(before) != 3 {
 		t.Fatalf("want 3 certificates before and after, got %d and %d", len(before), len(after))
 	}
@@ -217,26 +219,26 @@ func TestSettingsFrom(t *testing.T) {
 // What the builder asks for is what validation demands of a member: a certificate issued
 // exactly as the Certificate requests (SANs and extended usages) passes for any member.
 func TestEmittedCertificatesPassValidation(t *testing.T) {
-	c := testCluster(nil)
-	ca := newCA(t, "etcd-ca")
-	ref := ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: "cozy.local"}
+	c := tlsCluster(nil)
+	ca := pkitest.NewCA(t, "etcd-ca")
+	ref := pki.ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: "cozy.local"}
 	for _, cert := range DesiredCertificates(c, "cozy.local") {
-		spec := leafSpec{cn: cert.Spec.CommonName, dns: cert.Spec.DNSNames, usages: extUsages(cert.Spec.Usages)}
+		var ips []net.IP
 		for _, ip := range cert.Spec.IPAddresses {
-			spec.ips = append(spec.ips, net.ParseIP(ip))
+			ips = append(ips, net.ParseIP(ip))
 		}
-		leaf := issue(t, spec, &ca)
-		var r Requirement
+		leaf := ca.SecretData(t, cert.Spec.DNSNames, ips, extUsages(cert.Spec.Usages)...)
+		var r pki.Requirement
 		switch cert.Name {
-		case ServerCertificateName(c.Name):
-			r = Requirement{Names: MemberServerNames(ref, "etcd-q8x2m"), Usages: []Usage{UsageServerAuth, UsageClientAuth}}
-		case PeerCertificateName(c.Name):
-			r = Requirement{Names: MemberPeerNames(ref, "etcd-q8x2m"), Usages: []Usage{UsageServerAuth, UsageClientAuth}}
+		case v1alpha2.ServerCertificateName(c.Name):
+			r = pki.Requirement{Names: pki.MemberServerNames(ref, "etcd-q8x2m"), Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
+		case v1alpha2.PeerCertificateName(c.Name):
+			r = pki.Requirement{Names: pki.MemberPeerNames(ref, "etcd-q8x2m"), Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
 		default:
-			r = Requirement{Usages: []Usage{UsageClientAuth}}
+			r = pki.Requirement{Usages: []pki.Usage{pki.UsageClientAuth}}
 		}
-		r.What, r.Now = cert.Name, testNow
-		if err := Validate(leaf.pem, ca.pem, r); err != nil {
+		r.What = cert.Name
+		if err := pki.Validate(leaf[pki.KeyCert], ca.PEM, r); err != nil {
 			t.Error(err)
 		}
 	}
@@ -256,7 +258,7 @@ func extUsages(us []cmapi.KeyUsage) []x509.ExtKeyUsage {
 }
 
 func TestCommonNameLimit(t *testing.T) {
-	long := testCluster(func(c *v1alpha2.EtcdCluster) {
+	long := tlsCluster(func(c *v1alpha2.EtcdCluster) {
 		c.Name = "a-cluster-name-that-is-quite-long-but-still-a-valid-kubernetes-nm"
 	})
 	cn := OperatorClientCertificate(long, IssuerRef{Name: "ca"}, Settings{}).Spec.CommonName

@@ -1,0 +1,94 @@
+package v1alpha2
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Names of the objects the operator creates for a cluster. They are part of the API: users
+// point clients at the Services, mount the Secrets, and other controllers (Kamaji's DataStore,
+// the tenant controller) refer to them. The Secret and Certificate names are the public
+// operator's, so TLS material carries over on migration.
+
+// HeadlessServiceName is the Service that gives each member Pod its DNS name.
+func HeadlessServiceName(cluster string) string { return cluster }
+
+// ClientServiceName is the Service applications connect to.
+func ClientServiceName(cluster string) string { return cluster + "-client" }
+
+// PDBName is the cluster's PodDisruptionBudget.
+func PDBName(cluster string) string { return cluster }
+
+// PVCName is a member's data volume claim.
+func PVCName(member string) string { return "data-" + member }
+
+// MemberHost is a member's stable DNS name through the headless Service.
+func MemberHost(member, cluster, namespace string) string {
+	return fmt.Sprintf("%s.%s.%s.svc", member, HeadlessServiceName(cluster), namespace)
+}
+
+// MemberFQDN is a member's DNS name with the cluster domain. The kubelet writes this form into
+// the Pod's own /etc/hosts, so a starting etcd resolves its own peer URL at once instead of
+// waiting out the cluster DNS's negative cache of a name looked up before the Pod existed.
+func MemberFQDN(member, cluster, namespace, domain string) string {
+	return MemberHost(member, cluster, namespace) + "." + domain
+}
+
+// Certificates the operator emits for certManager planes, and the Secrets cert-manager fills.
+func ServerCertificateName(cluster string) string         { return cluster + "-server" }
+func ServerSecretName(cluster string) string              { return cluster + "-server-tls" }
+func OperatorClientCertificateName(cluster string) string { return cluster + "-operator-client" }
+func OperatorClientSecretName(cluster string) string      { return cluster + "-operator-client-tls" }
+func PeerCertificateName(cluster string) string           { return cluster + "-peer" }
+func PeerSecretName(cluster string) string                { return cluster + "-peer-tls" }
+
+// The operator's copies of a cluster's TLS material: the key pairs being served and the CAs
+// being trusted, which follow their sources (above, or BYO) only as fast as every member can
+// follow them. Members mount these; clients outside the cluster should trust the active
+// server Secret's ca.crt.
+func ActiveServerSecretName(cluster string) string { return cluster + "-active-server-tls" }
+func ActiveOperatorClientSecretName(cluster string) string {
+	return cluster + "-active-operator-client-tls"
+}
+func ActivePeerSecretName(cluster string) string { return cluster + "-active-peer-tls" }
+
+// TrustBundleName is the ConfigMap of a trust bundle; revision is a hash of its content.
+func TrustBundleName(cluster, revision string) string { return cluster + "-trust-" + revision }
+
+// OperatorAuthSecretName is the owned Secret holding the operator's own etcd credentials.
+func OperatorAuthSecretName(cluster string) string { return cluster + OperatorAuthSecretSuffix }
+
+// SnapshotObjectKey is the S3 key an EtcdSnapshot is stored under: <prefix>/<snapshot>.db (a
+// prefix with or without its trailing slash gives the same key; no prefix, the bucket's root).
+func SnapshotObjectKey(prefix, snapshot string) string {
+	return joinPath(prefix, snapshot+".db")
+}
+
+// SnapshotFilePath is the path on a PVC an EtcdSnapshot is stored at: <subPath>/<snapshot>.db.
+func SnapshotFilePath(subPath, snapshot string) string {
+	return joinPath(subPath, snapshot+".db")
+}
+
+// SnapshotAgentPodName is the Pod that takes an EtcdSnapshot; SnapshotCleanupPodName the one
+// that deletes its artifact.
+func SnapshotAgentPodName(snapshot string) string   { return snapshot + "-snapshot" }
+func SnapshotCleanupPodName(snapshot string) string { return snapshot + "-cleanup" }
+
+// SafetySnapshotName is the EtcdSnapshot an EtcdRestore takes before it rolls its cluster back.
+func SafetySnapshotName(restore string) string { return restore + "-safety" }
+
+// ScheduledSnapshotName is the EtcdSnapshot a schedule creates for the run due at unixMinute
+// (minutes since the epoch): one name per run, so a run is never taken twice.
+func ScheduledSnapshotName(schedule string, unixMinute int64) string {
+	return fmt.Sprintf("%s-%d", schedule, unixMinute)
+}
+
+// joinPath puts file under dir, cleaned: a "../" can never climb out of the bucket or claim.
+func joinPath(dir, file string) string {
+	dir = strings.Trim(path.Clean("/"+dir), "/")
+	if dir == "" {
+		return file
+	}
+	return dir + "/" + file
+}

@@ -1,0 +1,136 @@
+package etcdcluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdrestores,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=delete
+
+// rebuildFromSurvivor recovers a cluster whose majority lost its data: the survivor with the
+// most of the log (the highest raft index its etcd reports) restarts with --force-new-cluster,
+// alone; the members without data are removed (their finalizers find them gone from the new
+// one-member cluster). Writes only the lost members had are lost; the Event says from where.
+func (r *Reconciler) rebuildFromSurvivor(ctx context.Context, st *clusterState) error {
+	survivor, index := r.bestSurvivor(ctx, st)
+	if survivor == nil {
+		st.action = membership.Action{Kind: membership.Wait, Reason: membership.ReasonQuorumLostForGood,
+			Message: "no surviving member answers to be rebuilt from"}
+		return nil
+	}
+	patch := client.MergeFrom(survivor.DeepCopy())
+	survivor.Spec.ForceNewCluster = true
+	if err := r.Client.Patch(ctx, survivor, patch); err != nil {
+		return err
+	}
+	// --force-new-cluster acts at start; the member controller builds the new Pod with it.
+	if pod := st.pods[survivor.Name]; pod != nil {
+		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	var lost []string
+	for _, m := range st.obs.Members {
+		if strings.HasPrefix(m.Broken, membership.DataLostPrefix) && !m.Deleting {
+			if err := r.Client.Delete(ctx, st.memberByName(m.Name)); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			lost = append(lost, m.Name)
+		}
+	}
+	r.event(st.cluster, corev1.EventTypeWarning, v1alpha2.ReasonQuorumRecovered, "RecoverQuorum",
+		"quorum lost for good (%s lost their data): rebuilding from %s (committed raft index %d); writes it never received are lost",
+		strings.Join(lost, ", "), survivor.Name, index)
+	return nil
+}
+
+// bestSurvivor is the surviving voter that has committed the most of the log. Without quorum
+// etcd's API answers nothing (not even a login), so each survivor's metrics say it. A lone
+// survivor is the one, whatever its metrics say.
+func (r *Reconciler) bestSurvivor(ctx context.Context, st *clusterState) (*v1alpha2.EtcdMember, uint64) {
+	var survivors []*v1alpha2.EtcdMember
+	for _, om := range st.obs.Members {
+		if om.Voter && om.Broken == "" && !om.Deleting && !om.Dormant {
+			survivors = append(survivors, st.memberByName(om.Name))
+		}
+	}
+	var best *v1alpha2.EtcdMember
+	var bestIndex uint64
+	for _, m := range survivors {
+		index, err := r.Etcd.CommittedIndex(ctx, m)
+		if err != nil && len(survivors) > 1 {
+			continue
+		}
+		if best == nil || index > bestIndex {
+			best, bestIndex = m, index
+		}
+	}
+	return best, bestIndex
+}
+
+// endForceNewCluster: the survivor formed its one-member cluster; later starts must not force
+// one again. The flag is not part of the Pod's revision, so clearing it restarts nothing.
+func (r *Reconciler) endForceNewCluster(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember) error {
+	if m == nil {
+		return errMissing(m)
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.ForceNewCluster = false
+	if err := r.Client.Patch(ctx, m, patch); err != nil {
+		return err
+	}
+	r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonQuorumRecovered, "RecoverQuorum", "%s", st.action.Message)
+	return nil
+}
+
+// restoreLatest recovers a cluster whose majority lost its data from its newest Complete
+// snapshot, through an EtcdRestore the cluster owns (no safety snapshot: there is no quorum to
+// take one from).
+func (r *Reconciler) restoreLatest(ctx context.Context, st *clusterState) error {
+	c := st.cluster
+	var list v1alpha2.EtcdSnapshotList
+	if err := r.Client.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
+		return err
+	}
+	var latest *v1alpha2.EtcdSnapshot
+	for i := range list.Items {
+		s := &list.Items[i]
+		if s.Spec.ClusterRef.Name == c.Name && s.Status.Phase == v1alpha2.SnapshotComplete && s.Status.CompletionTime != nil &&
+			(latest == nil || s.Status.CompletionTime.After(latest.Status.CompletionTime.Time)) {
+			latest = s
+		}
+	}
+	if latest == nil {
+		st.action = membership.Action{Kind: membership.Wait, Reason: membership.ReasonQuorumLostForGood,
+			Message: st.action.Message + "; but the cluster has no Complete EtcdSnapshot to restore"}
+		return nil
+	}
+	er := &v1alpha2.EtcdRestore{
+		ObjectMeta: metav1.ObjectMeta{
+			// One per incarnation of the etcd cluster: a second loss, later, is recovered again.
+			Name: fmt.Sprintf("%s-quorum-loss-%s", c.Name, st.status.ClusterID), Namespace: c.Namespace,
+			Annotations:     map[string]string{v1alpha2.AnnotationQuorumLoss: "true"},
+			Labels:          map[string]string{v1alpha2.LabelCluster: c.Name},
+			OwnerReferences: []metav1.OwnerReference{resources.ClusterOwnerRef(c)},
+		},
+		Spec: v1alpha2.EtcdRestoreSpec{ClusterRef: corev1.LocalObjectReference{Name: c.Name},
+			Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: latest.Name}}},
+	}
+	if err := r.Client.Create(ctx, er); client.IgnoreAlreadyExists(err) != nil {
+		return err
+	}
+	r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonQuorumRecovered, "RecoverQuorum",
+		"%s: restoring EtcdSnapshot %s (revision %d, taken %s) through EtcdRestore %s; writes after it are lost",
+		st.action.Message, latest.Name, latest.Status.Revision, latest.Status.CompletionTime.UTC().Format("2006-01-02T15:04:05Z"), er.Name)
+	return nil
+}

@@ -1,0 +1,166 @@
+package etcdrestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
+)
+
+// admit checks a Pending rollback and starts its safety snapshot. Nothing of the cluster is
+// touched before the safety snapshot is Complete.
+func (r *Reconciler) admit(ctx context.Context, er *v1alpha2.EtcdRestore) (reconcile.Result, error) {
+	c, err := r.cluster(ctx, er)
+	if err != nil || c == nil {
+		if err == nil {
+			err = r.fail(ctx, er, v1alpha2.ReasonClusterNotFound, "EtcdCluster %s does not exist", er.Spec.ClusterRef.Name)
+		}
+		return reconcile.Result{}, err
+	}
+	if other, err := r.otherInFlight(ctx, er); err != nil || other != "" {
+		if err == nil {
+			err = r.setPhase(ctx, er, v1alpha2.RestorePending, v1alpha2.ReasonRestoreBusy, fmt.Sprintf("waiting for EtcdRestore %s to finish", other))
+		}
+		return reconcile.Result{RequeueAfter: waitRecheck}, err
+	}
+	_, wait, err := r.resolve(ctx, er)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if wait != "" {
+		return reconcile.Result{RequeueAfter: waitRecheck}, r.setPhase(ctx, er, v1alpha2.RestorePending, v1alpha2.ReasonSourceNotReady, wait)
+	}
+	if _, skip := er.Annotations[v1alpha2.AnnotationQuorumLoss]; skip {
+		return reconcile.Result{}, r.setPhase(ctx, er, v1alpha2.RestoreRestoring, v1alpha2.ReasonRestoring,
+			"the cluster lost quorum for good: no safety snapshot can be taken")
+	}
+	safety, err := r.safetySnapshot(ctx, er)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.Client.Create(ctx, safety); client.IgnoreAlreadyExists(err) != nil {
+		return reconcile.Result{}, err
+	}
+	patch := client.MergeFrom(er.DeepCopy())
+	er.Status.SafetySnapshot = safety.Name
+	if err := r.Client.Status().Patch(ctx, er, patch); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.event(er, "Normal", v1alpha2.ReasonSafetySnapshot, "Restore", "taking safety snapshot %s before rolling %s back", safety.Name, c.Name)
+	return reconcile.Result{}, r.setPhase(ctx, er, v1alpha2.RestoreSafetySnapshot, v1alpha2.ReasonSafetySnapshot,
+		fmt.Sprintf("taking safety snapshot %s", safety.Name))
+}
+
+// awaitSafety waits for the safety snapshot; without it nothing is rolled back.
+func (r *Reconciler) awaitSafety(ctx context.Context, er *v1alpha2.EtcdRestore) (reconcile.Result, error) {
+	s := &v1alpha2.EtcdSnapshot{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: er.Namespace, Name: er.Status.SafetySnapshot}, s)
+	switch {
+	case apierrors.IsNotFound(err):
+		return reconcile.Result{}, r.fail(ctx, er, v1alpha2.ReasonSafetyFailed, "safety snapshot %s is gone; the cluster was not touched", er.Status.SafetySnapshot)
+	case err != nil:
+		return reconcile.Result{}, err
+	case s.Status.Phase == v1alpha2.SnapshotFailed:
+		return reconcile.Result{}, r.fail(ctx, er, v1alpha2.ReasonSafetyFailed, "safety snapshot %s failed (%s); the cluster was not touched",
+			s.Name, readyMessage(s.Status.Conditions))
+	case s.Status.Phase != v1alpha2.SnapshotComplete:
+		return reconcile.Result{}, nil // the snapshot's watch wakes us
+	}
+	return reconcile.Result{}, r.setPhase(ctx, er, v1alpha2.RestoreRestoring, v1alpha2.ReasonRestoring,
+		fmt.Sprintf("safety snapshot %s is Complete (revision %d); rolling back", s.Name, s.Status.Revision))
+}
+
+// resolve is the member restore the source stands for, or why it cannot be read yet.
+func (r *Reconciler) resolve(ctx context.Context, er *v1alpha2.EtcdRestore) (*v1alpha2.MemberRestore, string, error) {
+	var snap *v1alpha2.EtcdSnapshot
+	if ref := er.Spec.Source.SnapshotRef; ref != nil {
+		snap = &v1alpha2.EtcdSnapshot{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: er.Namespace, Name: ref.Name}, snap)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("EtcdSnapshot %s does not exist", ref.Name), nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	mr, err := resources.MemberRestoreOf(er.Spec.Source, snap)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	if why, err := checkSource(ctx, r.Client, r.TLS, er.Namespace, mr.Source); err != nil || why != "" {
+		return nil, why, err
+	}
+	mr.BumpRevision = v1alpha2.RollbackRevisionBump
+	return mr, "", nil
+}
+
+// safetySnapshot is the snapshot taken before the rollback: to spec.safetySnapshot, or beside
+// the source snapshot. It has no owner: deleting the EtcdRestore keeps it.
+func (r *Reconciler) safetySnapshot(ctx context.Context, er *v1alpha2.EtcdRestore) (*v1alpha2.EtcdSnapshot, error) {
+	var dest v1alpha2.SnapshotLocation
+	if er.Spec.SafetySnapshot != nil {
+		dest = er.Spec.SafetySnapshot.Destination
+	} else {
+		src := &v1alpha2.EtcdSnapshot{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: er.Namespace, Name: er.Spec.Source.SnapshotRef.Name}, src); err != nil {
+			return nil, err
+		}
+		dest = src.Spec.Destination
+	}
+	return &v1alpha2.EtcdSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: v1alpha2.SafetySnapshotName(er.Name), Namespace: er.Namespace,
+			Labels: map[string]string{v1alpha2.LabelRestore: er.Name, v1alpha2.LabelCluster: er.Spec.ClusterRef.Name}},
+		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: er.Spec.ClusterRef, Destination: dest, DeletionPolicy: v1alpha2.SnapshotRetain},
+	}, nil
+}
+
+// otherInFlight names another rollback of the same cluster that has begun and not finished.
+func (r *Reconciler) otherInFlight(ctx context.Context, er *v1alpha2.EtcdRestore) (string, error) {
+	var list v1alpha2.EtcdRestoreList
+	if err := r.Client.List(ctx, &list, client.InNamespace(er.Namespace)); err != nil {
+		return "", err
+	}
+	for _, o := range list.Items {
+		if o.Name != er.Name && o.Spec.ClusterRef.Name == er.Spec.ClusterRef.Name && !final(&o) && o.Status.Phase != "" &&
+			o.Status.Phase != v1alpha2.RestorePending {
+			return o.Name, nil
+		}
+	}
+	return "", nil
+}
+
+func (r *Reconciler) cluster(ctx context.Context, er *v1alpha2.EtcdRestore) (*v1alpha2.EtcdCluster, error) {
+	c := &v1alpha2.EtcdCluster{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: er.Namespace, Name: er.Spec.ClusterRef.Name}, c)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return c, err
+}
+
+func readyMessage(conds []metav1.Condition) string {
+	for _, c := range conds {
+		if c.Type == v1alpha2.ConditionReady {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return "no reason given"
+}
+
+// checkSource says why a resolved source cannot be read ("" when it may be).
+func checkSource(ctx context.Context, c client.Reader, secrets snapshot.SecretReader, ns string, src v1alpha2.RestoreSource) (string, error) {
+	err := snapshot.Check(ctx, c, secrets, ns, src.S3, src.PVC)
+	var unusable *snapshot.Unusable
+	if errors.As(err, &unusable) {
+		return unusable.Message, nil
+	}
+	return "", err
+}

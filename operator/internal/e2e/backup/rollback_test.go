@@ -1,0 +1,92 @@
+//go:build e2e
+
+package backup
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+)
+
+// testRollback: a running cluster rolled back in place to a snapshot, with a client connected
+// through the client Service all along. It keeps its Services and Secrets; writes before the
+// snapshot are there, writes after it are gone; the same client works again, at revisions above
+// any it saw before.
+func (e *env) testRollback(t *testing.T) {
+	ctx := context.Background()
+	tc := e.newCluster(t, "rollback", 3, "rollback-password")
+	tc.waitReady(t, e.c, 3)
+	cli := tc.root(t, e.c)
+	before := map[string]string{}
+	for i := range 20 {
+		k, v := fmt.Sprintf("/before/%02d", i), fmt.Sprintf("v%d", i)
+		if _, err := cli.Put(ctx, k, v); err != nil {
+			t.Fatal(err)
+		}
+		before[k] = v
+	}
+	createSnapshot(t, e.c, e.ns, "rollback-point", tc.name, v1alpha2.SnapshotLocation{S3: s3Location(e.store, "rollback")})
+	mustComplete(t, waitSnapshot(t, e.c, e.ns, "rollback-point"))
+	after, err := cli.Put(ctx, "/after/0", "lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{}
+	if err := e.c.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: v1alpha2.ClientServiceName(tc.name)}, svc); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	er := &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: "back-to-point", Namespace: e.ns},
+		Spec: v1alpha2.EtcdRestoreSpec{ClusterRef: corev1.LocalObjectReference{Name: tc.name},
+			Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: "rollback-point"}}}}
+	if err := e.c.Client.Create(ctx, er); err != nil {
+		t.Fatal(err)
+	}
+	e2eutil.WaitFor(t, 2*convergeTimeout, "EtcdRestore Complete", func() bool {
+		got := &v1alpha2.EtcdRestore{}
+		if err := e.c.Client.Get(ctx, client.ObjectKeyFromObject(er), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase == v1alpha2.RestoreFailed {
+			reason, msg := readyReason(got.Status.Conditions)
+			t.Fatalf("rollback failed: %s: %s", reason, msg)
+		}
+		er = got
+		return got.Status.Phase == v1alpha2.RestoreComplete
+	})
+	tc.waitReady(t, e.c, 3)
+	took := time.Since(start)
+	var rev int64
+	e2eutil.WaitNoError(t, convergeTimeout, "the client from before writes again", func() error {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		resp, err := cli.Put(cctx, "/after/rollback", "works")
+		if err == nil {
+			rev = resp.Header.Revision
+		}
+		return err
+	})
+	assertHas(t, cli, "/before/", before)
+	if resp, err := cli.Get(ctx, "/after/0"); err != nil || len(resp.Kvs) != 0 {
+		t.Errorf("/after/0, written after the snapshot, is still there (%v, %v)", resp, err)
+	}
+	if rev <= after.Header.Revision {
+		t.Errorf("revision %d after the rollback, not above %d seen before it: watchers would miss changes", rev, after.Header.Revision)
+	}
+	got := &corev1.Service{}
+	if err := e.c.Client.Get(ctx, client.ObjectKeyFromObject(svc), got); err != nil || got.UID != svc.UID || got.Spec.ClusterIP != svc.Spec.ClusterIP {
+		t.Errorf("the client Service changed: %v %v", err, got.UID)
+	}
+	safety := getSnapshot(t, e.c, e.ns, er.Status.SafetySnapshot)
+	mustComplete(t, safety)
+	t.Logf("rolled back in %s to revision %d (served from %d); safety snapshot %s at revision %d",
+		took.Round(time.Second), er.Status.Revision, rev, safety.Name, safety.Status.Revision)
+}

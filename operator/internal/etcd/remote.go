@@ -1,0 +1,175 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// remote adapts a clientv3 client to Client.
+type remote struct {
+	c      *clientv3.Client
+	target Target
+	// pool owns c; nil for a standalone client (Dial), which Close closes.
+	pool *Pool
+	dial DialFunc
+}
+
+// Dial returns a standalone client, not pooled: for a one-shot process such as a snapshot
+// agent. Close it when done.
+func Dial(target Target, dial DialFunc) (Client, error) {
+	if len(target.Endpoints) == 0 {
+		return nil, fmt.Errorf("etcd: no endpoints")
+	}
+	c, err := clientv3.New(config(target, target.Endpoints, dial))
+	if err != nil {
+		return nil, err
+	}
+	return &remote{c: c, target: target, dial: dial}, nil
+}
+
+func (r *remote) MemberList(ctx context.Context) (MemberList, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	resp, err := r.c.MemberList(ctx)
+	if err != nil {
+		return MemberList{}, err
+	}
+	out := MemberList{ClusterID: resp.Header.GetClusterId()}
+	for _, m := range resp.Members {
+		out.Members = append(out.Members, Member{
+			ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner,
+		})
+	}
+	return out, nil
+}
+
+func (r *remote) MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	resp, err := r.c.MemberAddAsLearner(ctx, []string{peerURL})
+	if err != nil {
+		return Member{}, err
+	}
+	return Member{ID: resp.Member.ID, PeerURLs: resp.Member.PeerURLs, IsLearner: true}, nil
+}
+
+func (r *remote) MemberPromote(ctx context.Context, id uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.MemberPromote(ctx, id)
+	return err
+}
+
+func (r *remote) MemberRemove(ctx context.Context, id uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.MemberRemove(ctx, id)
+	return err
+}
+
+func (r *remote) Status(ctx context.Context, endpoint string) (EndpointStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout/2)
+	defer cancel()
+	resp, err := r.c.Status(ctx, r.target.url(endpoint))
+	if err != nil {
+		return EndpointStatus{}, err
+	}
+	return EndpointStatus{
+		MemberID: resp.Header.GetMemberId(), ClusterID: resp.Header.GetClusterId(), Revision: resp.Header.GetRevision(),
+		Leader: resp.Leader, Version: resp.Version, RaftIndex: resp.RaftIndex, RaftAppliedIndex: resp.RaftAppliedIndex,
+		IsLearner: resp.IsLearner, DBSize: resp.DbSize, DBSizeInUse: resp.DbSizeInUse, Errors: resp.Errors,
+	}, nil
+}
+
+// MoveLeader must be served by the current leader, so it finds the leader's client URL and asks
+// it through a short-lived client pinned to that endpoint.
+func (r *remote) MoveLeader(ctx context.Context, transfereeID uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	leaderURL, err := r.leaderEndpoint(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := clientv3.New(config(r.target, []string{leaderURL}, r.dial))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Close() }()
+	_, err = c.MoveLeader(ctx, transfereeID)
+	return err
+}
+
+func (r *remote) leaderEndpoint(ctx context.Context) (string, error) {
+	list, err := r.MemberList(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, ep := range r.c.Endpoints() {
+		st, err := r.Status(ctx, ep)
+		if err != nil || st.Leader == 0 {
+			continue
+		}
+		for _, m := range list.Members {
+			if m.ID == st.Leader && len(m.ClientURLs) > 0 {
+				return m.ClientURLs[0], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no reachable endpoint knows a leader with a client URL")
+}
+
+func (r *remote) AuthStatus(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	resp, err := r.c.AuthStatus(ctx)
+	if err != nil {
+		return false, err
+	}
+	return resp.Enabled, nil
+}
+
+func (r *remote) AuthEnable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.AuthEnable(ctx)
+	return err
+}
+
+func (r *remote) UserAdd(ctx context.Context, name, password string) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.UserAdd(ctx, name, password)
+	return err
+}
+
+func (r *remote) UserChangePassword(ctx context.Context, name, password string) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.UserChangePassword(ctx, name, password)
+	return err
+}
+
+func (r *remote) UserGrantRole(ctx context.Context, name, role string) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.UserGrantRole(ctx, name, role)
+	return err
+}
+
+// Snapshot streams the database of the member the client is connected to (pin it to one
+// endpoint to choose the member). The stream ends with etcd's own sha256 of what precedes it.
+// It is not bounded by the RPC timeout: a large database takes as long as it takes; cancel ctx.
+func (r *remote) Snapshot(ctx context.Context) (io.ReadCloser, error) {
+	return r.c.Snapshot(ctx)
+}
+
+// Close is a no-op for a pooled client (the pool owns it); a standalone one is closed.
+func (r *remote) Close() error {
+	if r.pool != nil {
+		return nil
+	}
+	return r.c.Close()
+}
