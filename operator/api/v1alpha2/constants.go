@@ -28,6 +28,12 @@ const (
 // data dir then fails loudly instead of bootstrapping an empty new cluster.
 const AnnotationInitialClusterState = LabelPrefix + "initial-cluster-state"
 
+// AnnotationForceNewCluster on a member Pod feeds etcd's ETCD_FORCE_NEW_CLUSTER the same way:
+// "true" while the member's spec.forceNewCluster is set, "false" once it is cleared. A flag on
+// the command line would stay on the Pod and, at the survivor's next container restart, force
+// a one-member cluster again out of a cluster that has grown back.
+const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
+
 // Rolling-update annotations. A Pod records the revision of the template it was built from; the
 // cluster controller grants one member at a time the right to restart its Pod into the new
 // revision. Both live on objects, so a rollout resumes where it was after an operator restart.

@@ -3,6 +3,7 @@ package resources
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,8 +43,8 @@ type PodOptions struct {
 	ClusterFormed bool
 	// AgentImage is the operator's own image, whose binary restores a seed's data dir.
 	AgentImage string
-	// Steady builds the Pod without what only its first start needs (the restore of a seed,
-	// --force-new-cluster). Its revision is the Pod's revision: those parts run once, and a
+	// Steady builds the Pod without what only its first start needs (the restore of a seed, the
+	// forcing of a new cluster). Its revision is the Pod's revision: those parts run once, and a
 	// Pod built later (when they are done) must not count as another template.
 	Steady bool
 }
@@ -55,6 +56,15 @@ func InitialClusterState(m *v1alpha2.EtcdMember, clusterFormed bool) string {
 		return "new"
 	}
 	return "existing"
+}
+
+// StartAnnotations are the Pod annotations etcd reads at each container start (downward API
+// env): they change under a running Pod without changing its template.
+func StartAnnotations(m *v1alpha2.EtcdMember, clusterFormed bool) map[string]string {
+	return map[string]string{
+		v1alpha2.AnnotationInitialClusterState: InitialClusterState(m, clusterFormed),
+		v1alpha2.AnnotationForceNewCluster:     strconv.FormatBool(m.Spec.ForceNewCluster),
+	}
 }
 
 // Image is <repository>:v<version>; the member's repository wins over the operator default.
@@ -72,8 +82,7 @@ func Image(m *v1alpha2.EtcdMember, defaultRepo string) string {
 // Pod builds a member's Pod. Its name is the member's, so a replacement Pod keeps the DNS name.
 func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
 	meta := memberObjectMeta(m, m.Name)
-	meta.Annotations = MergeMetadata(meta.Annotations, map[string]string{
-		v1alpha2.AnnotationInitialClusterState: InitialClusterState(m, opts.ClusterFormed)})
+	meta.Annotations = MergeMetadata(meta.Annotations, StartAnnotations(m, opts.ClusterFormed))
 	pod := &corev1.Pod{
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
@@ -113,8 +122,8 @@ func etcdContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Container {
 	return corev1.Container{
 		Name:    containerName,
 		Image:   Image(m, opts.ImageRepository),
-		Command: append([]string{"etcd"}, startFlags(m, opts)...),
-		Env:     []corev1.EnvVar{initialClusterStateEnv()},
+		Command: append([]string{"etcd"}, EtcdFlags(m)...),
+		Env:     startEnv(m, opts),
 		Ports: []corev1.ContainerPort{
 			{Name: "client", ContainerPort: v1alpha2.ClientPort, Protocol: corev1.ProtocolTCP},
 			{Name: "peer", ContainerPort: v1alpha2.PeerPort, Protocol: corev1.ProtocolTCP},
@@ -149,15 +158,6 @@ func EtcdFlags(m *v1alpha2.EtcdMember) []string {
 	return append(flags, tlsFlags(m.Spec.TLS)...)
 }
 
-// startFlags are the member's flags plus --force-new-cluster on the one start that needs it.
-func startFlags(m *v1alpha2.EtcdMember, opts PodOptions) []string {
-	flags := EtcdFlags(m)
-	if m.Spec.ForceNewCluster && !opts.Steady {
-		flags = append(flags, "--force-new-cluster")
-	}
-	return flags
-}
-
 // listenClientURLs is the client listener: one scheme, or while client TLS is being added to
 // a running cluster both on the same port (etcd tells them apart per connection), so that
 // clients not yet on TLS keep working. The advertised URL is https then already.
@@ -168,9 +168,21 @@ func listenClientURLs(t *v1alpha2.MemberTLS) string {
 	return fmt.Sprintf("%s://0.0.0.0:%d", clientScheme(t), v1alpha2.ClientPort)
 }
 
-func initialClusterStateEnv() corev1.EnvVar {
-	return corev1.EnvVar{Name: "ETCD_INITIAL_CLUSTER_STATE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
-		APIVersion: "v1", FieldPath: fmt.Sprintf("metadata.annotations['%s']", v1alpha2.AnnotationInitialClusterState)}}}
+// startEnv: ETCD_INITIAL_CLUSTER_STATE always; ETCD_FORCE_NEW_CLUSTER on a Pod built for a
+// quorum-loss rebuild only (not in the revision: the Pod stays current once the flag is
+// cleared, and its annotation then says "false" to any later container start).
+func startEnv(m *v1alpha2.EtcdMember, opts PodOptions) []corev1.EnvVar {
+	env := []corev1.EnvVar{annotationEnv("ETCD_INITIAL_CLUSTER_STATE", v1alpha2.AnnotationInitialClusterState)}
+	if m.Spec.ForceNewCluster && !opts.Steady {
+		env = append(env, annotationEnv("ETCD_FORCE_NEW_CLUSTER", v1alpha2.AnnotationForceNewCluster))
+	}
+	return env
+}
+
+// annotationEnv is env var name read from a Pod annotation, resolved at each container start.
+func annotationEnv(name, annotation string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		APIVersion: "v1", FieldPath: fmt.Sprintf("metadata.annotations['%s']", annotation)}}}
 }
 
 func optionFlags(o *v1alpha2.EtcdOptions) []string {

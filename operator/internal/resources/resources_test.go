@@ -231,6 +231,34 @@ func TestPodMeetsRestrictedPSS(t *testing.T) {
 	}
 }
 
+// A rebuild's survivor gets --force-new-cluster from its Pod's annotation, never from its
+// command line: a container restart after the flag is cleared reads "false" and does not force
+// a one-member cluster out of the grown-back one. The revision ignores it.
+func TestForceNewClusterThroughAnnotation(t *testing.T) {
+	m := testMember("etcd-abcde")
+	steady := PodRevision(Pod(m, PodOptions{ClusterFormed: true}))
+	m.Spec.ForceNewCluster = true
+	forced := Pod(m, PodOptions{ClusterFormed: true})
+	if got := forced.Annotations[v1alpha2.AnnotationForceNewCluster]; got != "true" {
+		t.Errorf("forced Pod's annotation is %q, want true", got)
+	}
+	env := forced.Spec.Containers[0].Env
+	if i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == "ETCD_FORCE_NEW_CLUSTER" }); i < 0 ||
+		env[i].ValueFrom == nil || !strings.Contains(env[i].ValueFrom.FieldRef.FieldPath, v1alpha2.AnnotationForceNewCluster) {
+		t.Errorf("forced Pod's env %v does not read ETCD_FORCE_NEW_CLUSTER from its annotation", env)
+	}
+	if slices.Contains(forced.Spec.Containers[0].Command, "--force-new-cluster") {
+		t.Error("--force-new-cluster is on the command line: every container restart would force again")
+	}
+	if got := PodRevision(Pod(m, PodOptions{ClusterFormed: true, Steady: true})); got != steady {
+		t.Errorf("forcing changed the steady revision: %q != %q", got, steady)
+	}
+	m.Spec.ForceNewCluster = false
+	if got := StartAnnotations(m, true)[v1alpha2.AnnotationForceNewCluster]; got != "false" {
+		t.Errorf("cleared member's annotation is %q, want false", got)
+	}
+}
+
 func TestPodRevision(t *testing.T) {
 	m := testMember("etcd-abcde")
 	base := PodRevision(Pod(m, PodOptions{}))

@@ -15,7 +15,6 @@ import (
 )
 
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdrestores,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=delete
 
 // rebuildFromSurvivor recovers a cluster whose majority lost its data: the survivor with the
 // most of the log (the highest raft index its etcd reports) restarts with --force-new-cluster,
@@ -33,12 +32,7 @@ func (r *Reconciler) rebuildFromSurvivor(ctx context.Context, st *clusterState) 
 	if err := r.Client.Patch(ctx, survivor, patch); err != nil {
 		return err
 	}
-	// --force-new-cluster acts at start; the member controller builds the new Pod with it.
-	if pod := st.pods[survivor.Name]; pod != nil {
-		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-	}
+	// --force-new-cluster acts at start: the member controller restarts the survivor's Pod with it.
 	var lost []string
 	for _, m := range st.obs.Members {
 		if strings.HasPrefix(m.Broken, membership.DataLostPrefix) && !m.Deleting {
@@ -79,7 +73,8 @@ func (r *Reconciler) bestSurvivor(ctx context.Context, st *clusterState) (*v1alp
 }
 
 // endForceNewCluster: the survivor formed its one-member cluster; later starts must not force
-// one again. The flag is not part of the Pod's revision, so clearing it restarts nothing.
+// one again. Clearing it flips the survivor Pod's annotation that etcd reads at each container
+// start to "false"; the Pod's revision does not change, so nothing restarts.
 func (r *Reconciler) endForceNewCluster(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember) error {
 	if m == nil {
 		return errMissing(m)

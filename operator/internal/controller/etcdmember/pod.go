@@ -139,7 +139,8 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 }
 
 // syncPodMetadata keeps the role=voter label in step with etcd (the PDB selects on it), flips a
-// seed's initial-cluster-state annotation to "existing" once the cluster has formed, and adopts
+// seed's initial-cluster-state annotation to "existing" once the cluster has formed (and
+// force-new-cluster to "false" once the rebuild is over), and adopts
 // a Pod without a revision (made before revisions were recorded) as current.
 func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool, error) {
 	if st.pod == nil || !st.pod.DeletionTimestamp.IsZero() {
@@ -150,8 +151,7 @@ func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool
 	if !m.Status.IsVoter {
 		delete(labels, v1alpha2.LabelRole)
 	}
-	annotations := withOwned(st.pod.Annotations, map[string]string{
-		v1alpha2.AnnotationInitialClusterState: resources.InitialClusterState(m, st.cluster.Status.ClusterID != "")})
+	annotations := withOwned(st.pod.Annotations, resources.StartAnnotations(m, st.cluster.Status.ClusterID != ""))
 	if podRevision(st.pod) == "" {
 		annotations[v1alpha2.AnnotationPodRevision] = st.revision
 	}

@@ -100,7 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){
 		r.loadPod, r.buildDesiredPod, r.park, r.ensurePVC, r.checkTLS, r.checkRestore, r.waitForRegistration, r.replaceTerminalPod,
-		r.restartOutdatedPod, r.ensurePod, r.syncPodMetadata,
+		r.restartOutdatedPod, r.restartToForceNewCluster, r.ensurePod, r.syncPodMetadata,
 	} {
 		done, err := step(ctx, st)
 		if err != nil {

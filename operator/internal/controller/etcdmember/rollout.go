@@ -43,6 +43,26 @@ func (r *Reconciler) restartOutdatedPod(ctx context.Context, st *memberState) (b
 	return true, nil
 }
 
+// restartToForceNewCluster restarts a Pod that runs without --force-new-cluster while the
+// member's spec asks for it (a quorum-loss rebuild): etcd reads it at start only. The Pod's
+// annotation says what its containers start with; the replacement, built from this same
+// member, carries "true". Deciding here, from the member the Pod will be built from, leaves no
+// window in which a Pod made from an older copy of the member starts unforced.
+func (r *Reconciler) restartToForceNewCluster(ctx context.Context, st *memberState) (bool, error) {
+	pod := st.pod
+	if pod == nil || !pod.DeletionTimestamp.IsZero() || !st.member.Spec.ForceNewCluster ||
+		pod.Annotations[v1alpha2.AnnotationForceNewCluster] == "true" {
+		return false, nil
+	}
+	if err := r.deletePod(ctx, pod); err != nil {
+		return true, err
+	}
+	r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonQuorumRecovered, "RestartPod",
+		"restarting Pod %s with --force-new-cluster: it forms a one-member cluster from its data", pod.Name)
+	st.pod, st.waiting = nil, "restarting the Pod with --force-new-cluster"
+	return true, nil
+}
+
 // outdated: the Pod was built from another revision. A Pod without the annotation was made by
 // an operator that did not record it; syncPodMetadata adopts it as current.
 func outdated(pod *corev1.Pod, revision string) bool {

@@ -92,7 +92,60 @@ func (e *env) testQuorumLossSurvivor(t *testing.T) {
 	if !found {
 		t.Errorf("the survivor %s is gone", survivor)
 	}
+	e.restartSurvivor(t, tc, survivor)
 	t.Logf("rebuilt from %s in %s", survivor, took.Round(time.Second))
+}
+
+// restartSurvivor kills the survivor's etcd once the cluster has grown back: the container
+// restarts in the same Pod and must not force a one-member cluster again.
+func (e *env) restartSurvivor(t *testing.T, tc tlsAuthCluster, survivor string) {
+	t.Helper()
+	ctx := context.Background()
+	pod := e2eutil.Pod(t, e.c, e.ns, survivor)
+	if got := pod.Annotations[v1alpha2.AnnotationForceNewCluster]; got != "false" {
+		t.Errorf("survivor Pod's %s annotation is %q after the rebuild, want false", v1alpha2.AnnotationForceNewCluster, got)
+	}
+	if err := e.c.KillContainer(ctx, e.ns, survivor, "etcd"); err != nil {
+		t.Fatal(err)
+	}
+	e2eutil.WaitFor(t, convergeTimeout, survivor+" restarted in place", func() bool {
+		p := e2eutil.Pod(t, e.c, e.ns, survivor)
+		return p != nil && p.UID == pod.UID && restarts(p) > restarts(pod) && podReady(p)
+	})
+	tc.waitReady(t, e.c, 3)
+	// Ask the survivor itself: forced again, it would list itself alone while the others still
+	// list three.
+	e2eutil.WaitNoError(t, convergeTimeout, "the restarted survivor lists 3 members", func() error {
+		cli, err := e2eutil.TLSMemberClientAs(t, e.c, e.ns, tc.name, survivor, tc.cfg, "root", tc.password)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = cli.Close() }()
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		resp, err := cli.MemberList(cctx)
+		if err == nil && len(resp.Members) != 3 {
+			err = fmt.Errorf("%d members", len(resp.Members))
+		}
+		return err
+	})
+}
+
+func restarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, cs := range p.Status.ContainerStatuses {
+		n += cs.RestartCount
+	}
+	return n
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // testQuorumLossSnapshot: with quorumLoss RestoreLatestSnapshot the cluster is rolled back to

@@ -95,6 +95,12 @@ func TLSEtcdClientAs(t testing.TB, c *framework.Cluster, ns, name string, cfg *t
 	return tlsClient(t, c, []string{"https://" + v1alpha2.ClientServiceName(name) + "." + ns + ".svc:2379"}, cfg, user, password)
 }
 
+// TLSMemberClientAs talks to one member only (its own client URL), logged in as user.
+func TLSMemberClientAs(t testing.TB, c *framework.Cluster, ns, cluster, member string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
+	t.Helper()
+	return tlsClient(t, c, []string{"https://" + v1alpha2.MemberHost(member, cluster, ns) + ":2379"}, cfg, user, password)
+}
+
 // tlsClient dials endpoints inside the cluster's network; the client is closed with the test.
 func tlsClient(t testing.TB, c *framework.Cluster, endpoints []string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
 	conf := ClientConfig(c, endpoints...)
