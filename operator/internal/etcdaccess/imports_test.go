@@ -22,7 +22,7 @@ var mayBuildClients = map[string]bool{
 
 // What of package etcd builds clients or says where they go; the rest (the Client interface,
 // its types, error predicates, FormatID) is free to use.
-var clientBuilders = map[string]bool{"NewPool": true, "Pool": true, "Factory": true, "Target": true}
+var clientBuilders = map[string]bool{"Dial": true, "NewPool": true, "Pool": true, "Factory": true, "Target": true}
 
 // Nothing outside etcdaccess dials etcd: production code (the operator's and the tenant
 // controller's; test files and e2e helpers, which play clients of their own, aside) neither

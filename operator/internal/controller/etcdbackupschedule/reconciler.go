@@ -23,6 +23,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/backup"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdbackupschedules,verbs=get;list;watch
@@ -137,7 +138,7 @@ func (r *Reconciler) startRun(ctx context.Context, bs *v1alpha2.EtcdBackupSchedu
 			return err
 		}
 	}
-	s := snapshotFor(bs, due)
+	s := resources.ScheduledSnapshot(bs, due)
 	if err := r.Client.Create(ctx, s); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
@@ -145,22 +146,6 @@ func (r *Reconciler) startRun(ctx context.Context, bs *v1alpha2.EtcdBackupSchedu
 	r.event(bs, corev1.EventTypeNormal, "SnapshotCreated", "Schedule", "created EtcdSnapshot %s for the run of %s",
 		s.Name, due.UTC().Format(time.RFC3339))
 	return nil
-}
-
-// snapshotFor is the EtcdSnapshot of the run due at due.
-func snapshotFor(bs *v1alpha2.EtcdBackupSchedule, due time.Time) *v1alpha2.EtcdSnapshot {
-	policy := bs.Spec.SnapshotTemplate.DeletionPolicy
-	if policy == "" {
-		policy = v1alpha2.SnapshotDelete
-	}
-	return &v1alpha2.EtcdSnapshot{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: v1alpha2.ScheduledSnapshotName(bs.Name, due.Unix()/60), Namespace: bs.Namespace,
-			Labels: map[string]string{v1alpha2.LabelBackupSchedule: bs.Name, v1alpha2.LabelCluster: bs.Spec.ClusterRef.Name,
-				v1alpha2.LabelAppManagedBy: v1alpha2.ManagedBy},
-		},
-		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: bs.Spec.ClusterRef, Destination: bs.Spec.SnapshotTemplate.Destination, DeletionPolicy: policy},
-	}
 }
 
 func (r *Reconciler) supersede(ctx context.Context, s *v1alpha2.EtcdSnapshot) error {

@@ -233,7 +233,7 @@ func (st *clusterState) liveVoters() int32 {
 	var n int32
 	for i := range st.members {
 		m := &st.members[i]
-		if m.Status.IsVoter && !m.Spec.Dormant && m.DeletionTimestamp.IsZero() {
+		if m.Status.IsVoter && topology.Running(m) {
 			n++
 		}
 	}

@@ -2,11 +2,9 @@ package etcdcluster
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -110,17 +108,7 @@ func (r *Reconciler) restoreLatest(ctx context.Context, st *clusterState) error 
 			Message: st.action.Message + "; but the cluster has no Complete EtcdSnapshot to restore"}
 		return nil
 	}
-	er := &v1alpha2.EtcdRestore{
-		ObjectMeta: metav1.ObjectMeta{
-			// One per incarnation of the etcd cluster: a second loss, later, is recovered again.
-			Name: fmt.Sprintf("%s-quorum-loss-%s", c.Name, st.status.ClusterID), Namespace: c.Namespace,
-			Annotations:     map[string]string{v1alpha2.AnnotationQuorumLoss: "true"},
-			Labels:          map[string]string{v1alpha2.LabelCluster: c.Name},
-			OwnerReferences: []metav1.OwnerReference{resources.ClusterOwnerRef(c)},
-		},
-		Spec: v1alpha2.EtcdRestoreSpec{ClusterRef: corev1.LocalObjectReference{Name: c.Name},
-			Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: latest.Name}}},
-	}
+	er := resources.QuorumLossRestore(c, st.status.ClusterID, latest.Name)
 	if err := r.Client.Create(ctx, er); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}

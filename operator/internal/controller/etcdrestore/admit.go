@@ -115,11 +115,7 @@ func (r *Reconciler) safetySnapshot(ctx context.Context, er *v1alpha2.EtcdRestor
 		}
 		dest = src.Spec.Destination
 	}
-	return &v1alpha2.EtcdSnapshot{
-		ObjectMeta: metav1.ObjectMeta{Name: v1alpha2.SafetySnapshotName(er.Name), Namespace: er.Namespace,
-			Labels: map[string]string{v1alpha2.LabelRestore: er.Name, v1alpha2.LabelCluster: er.Spec.ClusterRef.Name}},
-		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: er.Spec.ClusterRef, Destination: dest, DeletionPolicy: v1alpha2.SnapshotRetain},
-	}, nil
+	return resources.SafetySnapshot(er, dest), nil
 }
 
 // otherInFlight names another rollback of the same cluster that has begun and not finished.
