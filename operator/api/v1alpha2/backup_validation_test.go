@@ -2,7 +2,9 @@ package v1alpha2_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,6 +123,30 @@ func TestScheduleDefaults(t *testing.T) {
 	noCluster := &v1.EtcdBackupSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "x"}, Spec: v1.EtcdBackupScheduleSpec{
 		Schedule: "@hourly", SnapshotTemplate: v1.SnapshotTemplate{Destination: s3Dest()}}}
 	expectRejected(t, env.Client.Create(ctx, noCluster), v1.MsgScheduleClusterRef)
+}
+
+// Names that would not fit the labels and names derived from them, and a negative maximum age,
+// are refused where they are written, not by a Create that fails later.
+func TestBackupNamesAndMaxAge(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	long := func(n int) string { return strings.Repeat("a", n) }
+	schedule := func(name string, maxAge *metav1.Duration) *v1.EtcdBackupSchedule {
+		return &v1.EtcdBackupSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.EtcdBackupScheduleSpec{
+			ClusterRef: corev1.LocalObjectReference{Name: "etcd"}, Schedule: "@hourly",
+			SnapshotTemplate: v1.SnapshotTemplate{Destination: s3Dest()}, Retention: v1.BackupRetention{MaxAge: maxAge}}}
+	}
+	if err := env.Client.Create(ctx, schedule(long(54), &metav1.Duration{Duration: time.Hour})); err != nil {
+		t.Fatalf("a 54-character schedule with maxAge 1h was rejected: %v", err)
+	}
+	expectRejected(t, env.Client.Create(ctx, schedule(long(55), nil)), v1.MsgScheduleNameLength)
+	expectRejected(t, env.Client.Create(ctx, schedule("negative", &metav1.Duration{Duration: -time.Hour})), v1.MsgRetentionMaxAge)
+	snap := &v1.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: long(64)},
+		Spec: v1.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: "etcd"}, Destination: s3Dest()}}
+	expectRejected(t, env.Client.Create(ctx, snap), v1.MsgSnapshotNameLength)
+	er := &v1.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: long(57)}, Spec: v1.EtcdRestoreSpec{
+		ClusterRef: corev1.LocalObjectReference{Name: "etcd"}, Source: v1.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: "s"}}}}
+	expectRejected(t, env.Client.Create(ctx, er), v1.MsgRestoreNameLength)
 }
 
 func objKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }

@@ -84,6 +84,10 @@ const (
 const (
 	// MemberCleanupFinalizer makes the deletion of an EtcdMember wait for MemberRemove.
 	MemberCleanupFinalizer = LabelPrefix + "member-cleanup"
+	// RollbackHandBackFinalizer makes the deletion of an EtcdRestore that has taken its cluster
+	// over wait until the cluster is handed back with a seed: deleted in between, the cluster
+	// would be left with no members.
+	RollbackHandBackFinalizer = LabelPrefix + "hand-back"
 )
 
 // Condition types of EtcdCluster.
@@ -306,4 +310,8 @@ const (
 	MsgRestorePVCSubPath       = "bootstrap.restore.source.pvc.subPath must be the exact (non-empty) snapshot file path for a restore source"
 	MsgImageRepositoryNoTag    = "spec.imageRepository must be a repository without a tag or digest; the tag is always v<spec.version>"
 	MsgPriorityClassNameFormat = "spec.priorityClassName must be a DNS subdomain name"
+	MsgSnapshotNameLength      = "an EtcdSnapshot's name is at most 63 characters: it labels the snapshot's agent Pod"
+	MsgScheduleNameLength      = "an EtcdBackupSchedule's name is at most 54 characters: each run's EtcdSnapshot is named <schedule>-<minute> (63 at most)"
+	MsgRestoreNameLength       = "an EtcdRestore's name is at most 56 characters: its safety snapshot is named <restore>-safety (63 at most)"
+	MsgRetentionMaxAge         = "spec.retention.maxAge must be a positive duration, e.g. 168h"
 )

@@ -22,7 +22,8 @@ var celMessages = []string{
 	v1.MsgRestoreS3Key, v1.MsgRestorePVCSubPath, v1.MsgImageRepositoryNoTag, v1.MsgPriorityClassNameFormat,
 	v1.MsgRestoreSource, v1.MsgSnapshotSpecImmutable, v1.MsgSnapshotClusterRef, v1.MsgScheduleClusterRef,
 	v1.MsgRestoreSpecImmutable, v1.MsgRestoreClusterRef, v1.MsgRestoreSafetySnapshot, v1.MsgRollbackS3Key, v1.MsgRollbackPVCSubPath,
-	v1.MsgIssuerKind, v1.MsgRenewBeforeDuration, v1.MsgPrivateKeySize,
+	v1.MsgIssuerKind, v1.MsgRenewBeforeDuration, v1.MsgPrivateKeySize, v1.MsgSnapshotNameLength,
+	v1.MsgScheduleNameLength, v1.MsgRestoreNameLength, v1.MsgRetentionMaxAge,
 }
 
 func crdMessages(t *testing.T) map[string]bool {

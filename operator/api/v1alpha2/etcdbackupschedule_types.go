@@ -64,6 +64,7 @@ type SnapshotTemplate struct {
 
 // BackupRetention keeps the newest Complete snapshots by count and, optionally, by age. The newest
 // Complete snapshot is never deleted, nor one a restore is reading.
+// +kubebuilder:validation:XValidation:rule="!has(self.maxAge) || duration(self.maxAge) > duration('0s')",message="spec.retention.maxAge must be a positive duration, e.g. 168h"
 type BackupRetention struct {
 	// KeepLast is how many Complete snapshots are kept.
 	// +kubebuilder:default=3
@@ -116,6 +117,7 @@ type EtcdBackupScheduleStatus struct {
 // EtcdBackupSchedule takes an EtcdSnapshot of a cluster on a schedule and deletes old ones.
 // Addition.
 //
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54",message="an EtcdBackupSchedule's name is at most 54 characters: each run's EtcdSnapshot is named <schedule>-<minute> (63 at most)"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterRef.name`

@@ -69,6 +69,7 @@ type EtcdRestoreStatus struct {
 // EtcdRestore rolls an EtcdCluster back to a snapshot in place, after taking a safety snapshot.
 // Addition.
 //
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 56",message="an EtcdRestore's name is at most 56 characters: its safety snapshot is named <restore>-safety (63 at most)"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterRef.name`

@@ -96,6 +96,7 @@ type EtcdSnapshotStatus struct {
 // EtcdSnapshot is a one-shot snapshot of an EtcdCluster, streamed from a healthy member
 // (a follower when there is one) to S3 or a PVC and verified before it is Complete.
 //
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="an EtcdSnapshot's name is at most 63 characters: it labels the snapshot's agent Pod"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterRef.name`

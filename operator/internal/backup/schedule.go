@@ -32,6 +32,10 @@ func Parse(expr, tz string) (Schedule, error) {
 	if err != nil {
 		return Schedule{}, fmt.Errorf("schedule %q: %w", expr, err)
 	}
+	// Runs are named by their minute: two in one minute would be one snapshot.
+	if every, ok := s.(cron.ConstantDelaySchedule); ok && every.Delay < time.Minute {
+		return Schedule{}, fmt.Errorf("schedule %q: runs at most once a minute; use @every 1m or more", expr)
+	}
 	return Schedule{s}, nil
 }
 

@@ -118,19 +118,34 @@ func (r *Reconciler) safetySnapshot(ctx context.Context, er *v1alpha2.EtcdRestor
 	return resources.SafetySnapshot(er, dest), nil
 }
 
-// otherInFlight names another rollback of the same cluster that has begun and not finished.
+// otherInFlight names another rollback of the same cluster that goes first: one that has begun
+// and not finished, or an unfinished one created earlier. Rollbacks of one cluster run one at a
+// time, in the order they were asked for.
 func (r *Reconciler) otherInFlight(ctx context.Context, er *v1alpha2.EtcdRestore) (string, error) {
 	var list v1alpha2.EtcdRestoreList
 	if err := r.Client.List(ctx, &list, client.InNamespace(er.Namespace)); err != nil {
 		return "", err
 	}
-	for _, o := range list.Items {
-		if o.Name != er.Name && o.Spec.ClusterRef.Name == er.Spec.ClusterRef.Name && !final(&o) && o.Status.Phase != "" &&
-			o.Status.Phase != v1alpha2.RestorePending {
+	for i := range list.Items {
+		if o := &list.Items[i]; goesFirst(o, er) {
 			return o.Name, nil
 		}
 	}
 	return "", nil
+}
+
+// goesFirst: o, another rollback of er's cluster, must finish before er begins. Pure.
+func goesFirst(o, er *v1alpha2.EtcdRestore) bool {
+	if o.Name == er.Name || o.Spec.ClusterRef.Name != er.Spec.ClusterRef.Name || final(o) || !o.DeletionTimestamp.IsZero() {
+		return false
+	}
+	if o.Status.Phase != "" && o.Status.Phase != v1alpha2.RestorePending {
+		return true // it has begun
+	}
+	if !o.CreationTimestamp.Equal(&er.CreationTimestamp) {
+		return o.CreationTimestamp.Before(&er.CreationTimestamp)
+	}
+	return o.Name < er.Name
 }
 
 func (r *Reconciler) cluster(ctx context.Context, er *v1alpha2.EtcdRestore) (*v1alpha2.EtcdCluster, error) {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -83,8 +84,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.Get(ctx, req.NamespacedName, er); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if final(er) || !er.DeletionTimestamp.IsZero() {
-		return reconcile.Result{}, nil
+	if !er.DeletionTimestamp.IsZero() {
+		return r.finishBeforeGoing(ctx, er)
+	}
+	if final(er) {
+		return reconcile.Result{}, r.dropFinalizer(ctx, er)
 	}
 	switch er.Status.Phase {
 	case "":
@@ -95,6 +99,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.awaitSafety(ctx, er)
 	}
 	return r.restore(ctx, er)
+}
+
+// finishBeforeGoing: a rollback deleted while it holds its cluster goes on until the seed
+// exists and the cluster is handed back; only then does it let go.
+func (r *Reconciler) finishBeforeGoing(ctx context.Context, er *v1alpha2.EtcdRestore) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(er, v1alpha2.RollbackHandBackFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	c, err := r.cluster(ctx, er)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if c == nil || !c.DeletionTimestamp.IsZero() || c.Annotations[v1alpha2.AnnotationRestoring] != er.Name {
+		return reconcile.Result{}, r.dropFinalizer(ctx, er)
+	}
+	return r.restore(ctx, er)
+}
+
+func (r *Reconciler) dropFinalizer(ctx context.Context, er *v1alpha2.EtcdRestore) error {
+	if !controllerutil.ContainsFinalizer(er, v1alpha2.RollbackHandBackFinalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(er.DeepCopy())
+	controllerutil.RemoveFinalizer(er, v1alpha2.RollbackHandBackFinalizer)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, er, patch))
 }
 
 func final(er *v1alpha2.EtcdRestore) bool {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -59,6 +60,13 @@ func (r *Reconciler) restore(ctx context.Context, er *v1alpha2.EtcdRestore) (rec
 
 // takeOver stops the cluster controller for this cluster and tells its users so.
 func (r *Reconciler) takeOver(ctx context.Context, er *v1alpha2.EtcdRestore, c *v1alpha2.EtcdCluster) error {
+	if !controllerutil.ContainsFinalizer(er, v1alpha2.RollbackHandBackFinalizer) {
+		erPatch := client.MergeFrom(er.DeepCopy())
+		controllerutil.AddFinalizer(er, v1alpha2.RollbackHandBackFinalizer)
+		if err := r.Client.Patch(ctx, er, erPatch); err != nil {
+			return err
+		}
+	}
 	patch := client.MergeFrom(c.DeepCopy())
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
