@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 		{"@hourly", "", true},
 		{"@every 15m", "", true},
 		{"@every 1m", "", true},
-		{"@every 10s", "", false}, // runs are named by their minute
+		{"@every 10s", "", false},            // runs are named by their minute
 		{"* * * *", "", false},               // four fields
 		{"61 * * * *", "", false},            // minute out of range
 		{"0 3 * * *", "Mars/Olympus", false}, // no such zone
