@@ -228,10 +228,12 @@ const (
 	ReasonSuspended       = "Suspended"
 
 	// Rollbacks.
-	ReasonSafetySnapshot  = "TakingSafetySnapshot"
-	ReasonRolledBack      = "RolledBack"
-	ReasonRestoreBusy     = "AnotherRestoreRunning"
-	ReasonSourceNotReady  = "SourceNotReady"
+	ReasonSafetySnapshot = "TakingSafetySnapshot"
+	ReasonRolledBack     = "RolledBack"
+	ReasonRestoreBusy    = "AnotherRestoreRunning"
+	ReasonSourceNotReady = "SourceNotReady"
+	// ReasonVerifyingSource: the source is being read through and checked; nothing is touched yet.
+	ReasonVerifyingSource = "VerifyingSource"
 	ReasonSafetyFailed    = "SafetySnapshotFailed"
 	ReasonRollbackAborted = "Aborted"
 )

@@ -75,6 +75,9 @@ func SnapshotFilePath(subPath, snapshot string) string {
 func SnapshotAgentPodName(snapshot string) string   { return snapshot + "-snapshot" }
 func SnapshotCleanupPodName(snapshot string) string { return snapshot + "-cleanup" }
 
+// RestoreVerifyPodName is the Pod that checks a rollback's source before the cluster is touched.
+func RestoreVerifyPodName(restore string) string { return restore + "-verify" }
+
 // SafetySnapshotName is the EtcdSnapshot an EtcdRestore takes before it rolls its cluster back.
 func SafetySnapshotName(restore string) string { return restore + "-safety" }
 

@@ -180,6 +180,36 @@ func TestRestoreAgent(t *testing.T) {
 		})
 	}
 
+	// Verify only: no member variables, no data directory; the source is read through and
+	// checked, and the same corruptions are refused with the same reasons.
+	t.Run("verify only", func(t *testing.T) {
+		only := env{snapshot.EnvRestoreVerifyOnly: "true"}
+		for _, tc := range []struct {
+			name  string
+			env   env
+			phase snapshot.Phase
+			want  snapshot.Reason
+		}{
+			{"s3 with its checksum", s3Source.with(snapshot.EnvRestoreChecksum, snap.Checksum), snapshot.PhaseVerified, ""},
+			{"a file, no checksum known", fileSource, snapshot.PhaseVerified, ""},
+			{"corrupt file", fileSource.with(snapshot.EnvRestoreFile, corrupt), snapshot.PhaseFailed, snapshot.ReasonChecksumMismatch},
+			{"unexpected checksum", s3Source.with(snapshot.EnvRestoreChecksum, "sha256:"+strings.Repeat("0", 64)), snapshot.PhaseFailed, snapshot.ReasonChecksumMismatch},
+			{"missing key", s3Source.with(snapshot.EnvS3Key, "c/none.db"), snapshot.PhaseFailed, snapshot.ReasonSourceNotFound},
+		} {
+			e := only.with()
+			for k, v := range tc.env {
+				e[k] = v
+			}
+			r, code := runRestoreAgent(t, e)
+			if r.Phase != tc.phase || r.Reason != tc.want || (code == 0) != (tc.phase == snapshot.PhaseVerified) {
+				t.Errorf("%s: exit %d %+v, want %s %s", tc.name, code, r, tc.phase, tc.want)
+			}
+			if tc.phase == snapshot.PhaseVerified && (r.SizeBytes != snap.SizeBytes || r.Checksum != snap.Checksum) {
+				t.Errorf("%s: verified %d bytes %s, the snapshot is %d bytes %s", tc.name, r.SizeBytes, r.Checksum, snap.SizeBytes, snap.Checksum)
+			}
+		}
+	})
+
 	t.Run("no space", func(t *testing.T) {
 		dataDir := t.TempDir()
 		cfg, err := RestoreConfigFromEnv(restoreEnv(t, dataDir, peerURL(t)).with(snapshot.EnvRestoreSource, snapshot.DestPVC, snapshot.EnvRestoreFile, file).get)

@@ -20,9 +20,11 @@ type RestoreConfig struct {
 	S3               snapshot.S3Config
 	File             string
 	// Checksum ("sha256:<hex>", lower case) is what the download must match; empty: anything.
-	Checksum       string
-	BumpRevision   uint64
-	MarkCompacted  bool
+	Checksum      string
+	BumpRevision  uint64
+	MarkCompacted bool
+	// VerifyOnly: read the source through and check it; restore nothing.
+	VerifyOnly     bool
 	TerminationLog string
 }
 
@@ -38,15 +40,20 @@ func RestoreConfigFromEnv(getenv func(string) string) (RestoreConfig, error) {
 		Etcdutl: envOr(getenv, snapshot.EnvEtcdutl, snapshot.DefaultEtcdutl), Source: getenv(snapshot.EnvRestoreSource),
 		TerminationLog: envOr(getenv, snapshot.EnvTerminationLog, snapshot.DefaultTerminationLog),
 	}
-	if err := c.readMember(); err != nil {
+	var err error
+	if c.VerifyOnly, err = parseBool(getenv, snapshot.EnvRestoreVerifyOnly); err != nil {
 		return c, err
+	}
+	if !c.VerifyOnly {
+		if err := c.readMember(); err != nil {
+			return c, err
+		}
 	}
 	if err := c.readOptions(getenv); err != nil {
 		return c, err
 	}
 	switch c.Source {
 	case snapshot.DestS3:
-		var err error
 		if c.S3, err = s3FromEnv(getenv); err != nil {
 			return c, err
 		}

@@ -42,7 +42,8 @@ func Setup(mgr ctrl.Manager, access *etcdaccess.Access, tls *tlsmaterial.Source,
 		&etcdsnapshot.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdsnapshot-controller"),
 			AgentImage: o.AgentImage, TLS: tls},
 		&etcdbackupschedule.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdbackupschedule-controller")},
-		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tls},
+		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tls,
+			AgentImage: o.AgentImage},
 	} {
 		if err := c.SetupWithManager(mgr); err != nil {
 			return err

@@ -55,3 +55,49 @@ func TestBackupObjectsCarryClusterAndMaker(t *testing.T) {
 		t.Errorf("quorum loss restore: %+v", ql)
 	}
 }
+
+func TestRestoreVerifyPod(t *testing.T) {
+	er := &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "ns", UID: "er-uid"},
+		Spec: v1alpha2.EtcdRestoreSpec{ClusterRef: corev1.LocalObjectReference{Name: "db"}}}
+	c := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"},
+		Spec: v1alpha2.EtcdClusterSpec{NodeSelector: map[string]string{"zone": "a"}}}
+	s3 := &v1alpha2.S3Location{Endpoint: "http://s3", Bucket: "b", Key: "k/x.db", CredentialsSecretRef: corev1.LocalObjectReference{Name: "creds"}}
+	for _, tc := range []struct {
+		name    string
+		restore v1alpha2.MemberRestore
+		want    map[string]string
+		volume  bool
+	}{
+		{"s3 with checksum", v1alpha2.MemberRestore{Checksum: "sha256:ab", Source: v1alpha2.RestoreSource{S3: s3}},
+			map[string]string{"RESTORE_VERIFY_ONLY": "true", "RESTORE_CHECKSUM": "sha256:ab", "RESTORE_SOURCE": "s3", "S3_KEY": "k/x.db"}, false},
+		{"pvc", v1alpha2.MemberRestore{Source: v1alpha2.RestoreSource{PVC: &v1alpha2.PVCLocation{ClaimName: "backups", SubPath: "/a/x.db"}}},
+			map[string]string{"RESTORE_VERIFY_ONLY": "true", "RESTORE_SOURCE": "pvc", "RESTORE_FILE": "/restore/src/a/x.db"}, true},
+	} {
+		p := RestoreVerifyPod(er, c, &tc.restore, "op:1")
+		ctr := p.Spec.Containers[0]
+		env := map[string]string{}
+		for _, e := range ctr.Env {
+			env[e.Name] = e.Value
+		}
+		for k, v := range tc.want {
+			if env[k] != v {
+				t.Errorf("%s: %s=%q, want %q", tc.name, k, env[k], v)
+			}
+		}
+		for _, member := range []string{"ETCD_NAME", "ETCD_INITIAL_CLUSTER", "DATA_DIR"} {
+			if _, ok := env[member]; ok {
+				t.Errorf("%s: verify Pod has member variable %s", tc.name, member)
+			}
+		}
+		if p.Name != "back-verify" || p.Spec.RestartPolicy != corev1.RestartPolicyNever || ctr.Image != "op:1" ||
+			len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != "er-uid" || p.Spec.NodeSelector["zone"] != "a" {
+			t.Errorf("%s: pod %+v", tc.name, p.ObjectMeta)
+		}
+		if (len(p.Spec.Volumes) == 1) != tc.volume || (tc.volume && !p.Spec.Volumes[0].PersistentVolumeClaim.ReadOnly) {
+			t.Errorf("%s: volumes %+v", tc.name, p.Spec.Volumes)
+		}
+		if sc := ctr.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("%s: container security context %+v is not restricted", tc.name, sc)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
@@ -62,7 +64,7 @@ func restoreInitContainers(m *v1alpha2.EtcdMember, opts PodOptions) []corev1.Con
 		Name: v1alpha2.RestoreContainer, Image: Image(m, opts.ImageRepository),
 		Command:                  []string{toolsDir + "/manager", snapshot.CommandRestoreAgent},
 		Env:                      restoreEnv(m),
-		VolumeMounts:             append([]corev1.VolumeMount{{Name: "data", MountPath: DataDir}, tools}, restoreSourceMounts(m)...),
+		VolumeMounts:             append([]corev1.VolumeMount{{Name: "data", MountPath: DataDir}, tools}, restoreSourceMounts(m.Spec.Restore)...),
 		SecurityContext:          containerSecurityContext(),
 		Resources:                corev1.ResourceRequirements{Requests: agentResources().Requests}, // no limit: restores can be large
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -80,12 +82,18 @@ func restoreEnv(m *v1alpha2.EtcdMember) []corev1.EnvVar {
 		{Name: snapshot.EnvEtcdInitialAdvertisePeer, Value: PeerURL(m)},
 		{Name: snapshot.EnvEtcdVersion, Value: m.Spec.Version},
 	}
-	if r.Checksum != "" {
-		env = append(env, corev1.EnvVar{Name: snapshot.EnvRestoreChecksum, Value: r.Checksum})
-	}
 	if r.BumpRevision > 0 {
 		env = append(env, corev1.EnvVar{Name: snapshot.EnvRestoreBumpRevision, Value: strconv.FormatInt(r.BumpRevision, 10)},
 			corev1.EnvVar{Name: snapshot.EnvRestoreMarkCompacted, Value: "true"})
+	}
+	return append(env, restoreSourceEnv(r)...)
+}
+
+// restoreSourceEnv tells the restore agent where the snapshot is and what it must hash to.
+func restoreSourceEnv(r *v1alpha2.MemberRestore) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	if r.Checksum != "" {
+		env = append(env, corev1.EnvVar{Name: snapshot.EnvRestoreChecksum, Value: r.Checksum})
 	}
 	switch src := r.Source; {
 	case src.S3 != nil:
@@ -98,8 +106,8 @@ func restoreEnv(m *v1alpha2.EtcdMember) []corev1.EnvVar {
 	return env
 }
 
-func restoreSourceMounts(m *v1alpha2.EtcdMember) []corev1.VolumeMount {
-	if m.Spec.Restore.Source.PVC == nil {
+func restoreSourceMounts(r *v1alpha2.MemberRestore) []corev1.VolumeMount {
+	if r.Source.PVC == nil {
 		return nil
 	}
 	return []corev1.VolumeMount{{Name: restoreSourceVolume, MountPath: restoreSourceDir, ReadOnly: true}}
@@ -107,11 +115,49 @@ func restoreSourceMounts(m *v1alpha2.EtcdMember) []corev1.VolumeMount {
 
 func restoreVolumes(m *v1alpha2.EtcdMember) []corev1.Volume {
 	vols := []corev1.Volume{{Name: toolsVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	if p := m.Spec.Restore.Source.PVC; p != nil {
-		vols = append(vols, corev1.Volume{Name: restoreSourceVolume, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.ClaimName, ReadOnly: true}}})
+	return append(vols, restoreSourceVolumes(m.Spec.Restore)...)
+}
+
+func restoreSourceVolumes(r *v1alpha2.MemberRestore) []corev1.Volume {
+	p := r.Source.PVC
+	if p == nil {
+		return nil
 	}
-	return vols
+	return []corev1.Volume{{Name: restoreSourceVolume, VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.ClaimName, ReadOnly: true}}}}
+}
+
+// RestoreVerifyPod reads a rollback's source through and checks it (checksum, etcd's trailer)
+// before anything of the cluster is stopped: `manager restore-agent` in verify-only mode, in
+// the operator's image, owned by the EtcdRestore. It writes nothing.
+func RestoreVerifyPod(er *v1alpha2.EtcdRestore, c *v1alpha2.EtcdCluster, r *v1alpha2.MemberRestore, image string) *corev1.Pod {
+	env := append([]corev1.EnvVar{{Name: snapshot.EnvRestoreVerifyOnly, Value: "true"}}, restoreSourceEnv(r)...)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: v1alpha2.RestoreVerifyPodName(er.Name), Namespace: er.Namespace,
+			Labels:          backupLabels(er.Spec.ClusterRef.Name, v1alpha2.LabelRestore, er.Name),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(er, v1alpha2.GroupVersion.WithKind("EtcdRestore"))},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptr.To(false),
+			EnableServiceLinks:           ptr.To(false),
+			SecurityContext:              podSecurityContext(),
+			NodeSelector:                 c.Spec.NodeSelector,
+			Tolerations:                  c.Spec.Tolerations,
+			PriorityClassName:            c.Spec.PriorityClassName,
+			Volumes:                      restoreSourceVolumes(r),
+			Containers: []corev1.Container{{
+				Name: v1alpha2.AgentContainer, Image: image,
+				Command:                  []string{"/manager", snapshot.CommandRestoreAgent},
+				Env:                      env,
+				VolumeMounts:             restoreSourceMounts(r),
+				SecurityContext:          containerSecurityContext(),
+				Resources:                agentResources(),
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			}},
+		},
+	}
 }
 
 // S3Env is how an agent reaches an S3 object: the location and the credentials, which come

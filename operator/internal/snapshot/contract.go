@@ -77,6 +77,10 @@ const (
 	// etcdutl's --bump-revision and --mark-compacted; etcdutl wants both or neither.
 	EnvRestoreBumpRevision  = "RESTORE_BUMP_REVISION"
 	EnvRestoreMarkCompacted = "RESTORE_MARK_COMPACTED"
+	// EnvRestoreVerifyOnly=true makes the restore agent only read the source through and check
+	// it (checksum, etcd's trailer), writing nothing: what a rollback does before it stops any
+	// member. No member variables are needed then.
+	EnvRestoreVerifyOnly = "RESTORE_VERIFY_ONLY"
 )
 
 // Actions of the snapshot agent (EnvSnapshotAction).
@@ -122,6 +126,7 @@ type Phase string
 const (
 	PhaseComplete Phase = "Complete" // snapshot stored and verified
 	PhaseRestored Phase = "Restored" // data directory restored
+	PhaseVerified Phase = "Verified" // restore, verify only: the source reads through intact
 	PhaseSkipped  Phase = "Skipped"  // restore: the data directory already has a member
 	PhaseDeleted  Phase = "Deleted"  // delete: the artifact is gone (or was never there)
 	PhaseFailed   Phase = "Failed"

@@ -81,7 +81,7 @@ func ParseRestore(line string) (RestoreResult, error) {
 		return r, fmt.Errorf("restore agent result: %w", err)
 	}
 	switch r.Phase {
-	case PhaseRestored, PhaseSkipped, PhaseFailed:
+	case PhaseRestored, PhaseSkipped, PhaseVerified, PhaseFailed:
 		return r, nil
 	}
 	return r, fmt.Errorf("restore agent result: unknown phase %q", r.Phase)

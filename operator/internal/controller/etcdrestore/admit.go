@@ -15,8 +15,9 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
 )
 
-// admit checks a Pending rollback and starts its safety snapshot. Nothing of the cluster is
-// touched before the safety snapshot is Complete.
+// admit checks a Pending rollback: the cluster, its turn, the source (resolved, then read
+// through and checked), and starts its safety snapshot. Nothing of the cluster is touched
+// before the source is verified and the safety snapshot is Complete.
 func (r *Reconciler) admit(ctx context.Context, er *v1alpha2.EtcdRestore) (reconcile.Result, error) {
 	c, err := r.cluster(ctx, er)
 	if err != nil || c == nil {
@@ -31,12 +32,15 @@ func (r *Reconciler) admit(ctx context.Context, er *v1alpha2.EtcdRestore) (recon
 		}
 		return reconcile.Result{RequeueAfter: waitRecheck}, err
 	}
-	_, wait, err := r.resolve(ctx, er)
+	mr, wait, err := r.resolve(ctx, er)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if wait != "" {
 		return reconcile.Result{RequeueAfter: waitRecheck}, r.setPhase(ctx, er, v1alpha2.RestorePending, v1alpha2.ReasonSourceNotReady, wait)
+	}
+	if ok, err := r.sourceVerified(ctx, er, c, mr); err != nil || !ok {
+		return reconcile.Result{}, err
 	}
 	if _, skip := er.Annotations[v1alpha2.AnnotationQuorumLoss]; skip {
 		return reconcile.Result{}, r.setPhase(ctx, er, v1alpha2.RestoreRestoring, v1alpha2.ReasonRestoring,

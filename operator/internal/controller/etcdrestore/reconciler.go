@@ -33,7 +33,7 @@ import (
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdmembers,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
@@ -46,6 +46,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// TLS reads the Secrets a source needs (only to check they exist).
 	TLS *tlsmaterial.Source
+	// AgentImage is the operator's own image, which checks the source before the rollback.
+	AgentImage string
 }
 
 // SetupWithManager registers the controller; the safety snapshot, the cluster and its members
@@ -56,6 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha2.EtcdRestore{}).
+		Owns(&corev1.Pod{}).
 		Watches(&v1alpha2.EtcdSnapshot{}, handler.EnqueueRequestsFromMapFunc(r.restoresOfNamespace)).
 		Watches(&v1alpha2.EtcdCluster{}, handler.EnqueueRequestsFromMapFunc(r.restoresOfNamespace)).
 		Watches(&v1alpha2.EtcdMember{}, handler.EnqueueRequestsFromMapFunc(r.restoresOfNamespace)).

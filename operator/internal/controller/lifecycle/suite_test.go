@@ -88,7 +88,7 @@ func startManager(ctx context.Context) error {
 		clusterRec, memberRec,
 		&etcdsnapshot.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdsnapshot-controller"), AgentImage: agentImage, TLS: tlsSource},
 		&etcdbackupschedule.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdbackupschedule-controller")},
-		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tlsSource},
+		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tlsSource, AgentImage: agentImage},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -5,6 +5,7 @@ package backup
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -40,6 +41,7 @@ func (e *env) testRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.refusedRollback(t, tc.name)
 	svc := &corev1.Service{}
 	if err := e.c.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: v1alpha2.ClientServiceName(tc.name)}, svc); err != nil {
 		t.Fatal(err)
@@ -110,4 +112,49 @@ func oldClientRecovers(ctx context.Context, cli *clientv3.Client, d time.Duratio
 		time.Sleep(250 * time.Millisecond) // a refusal can come at once; do not spin on it
 	}
 	return false
+}
+
+// refusedRollback: a rollback to an artifact that is not an intact snapshot fails its check
+// before anything of the cluster is touched: no safety snapshot, the same members and Pods.
+func (e *env) refusedRollback(t *testing.T, cluster string) {
+	t.Helper()
+	ctx := context.Background()
+	b, _ := download(t, e.store, "rollback/rollback-point.db")
+	b[len(b)/2] ^= 0xff
+	upload(t, e.store, "rollback/flipped.db", b)
+	pods := map[string]string{}
+	for _, m := range e2eutil.Members(t, e.c, e.ns, cluster) {
+		pods[m.Name] = string(e2eutil.Pod(t, e.c, e.ns, m.Name).UID)
+	}
+	er := &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: "to-flipped", Namespace: e.ns},
+		Spec: v1alpha2.EtcdRestoreSpec{ClusterRef: corev1.LocalObjectReference{Name: cluster},
+			Source:         v1alpha2.RestoreSource{S3: s3Location(e.store, "rollback/flipped.db")},
+			SafetySnapshot: &v1alpha2.SafetySnapshot{Destination: v1alpha2.SnapshotLocation{S3: s3Location(e.store, "rollback")}}}}
+	if err := e.c.Client.Create(ctx, er); err != nil {
+		t.Fatal(err)
+	}
+	var reason, msg string
+	e2eutil.WaitFor(t, convergeTimeout, "the rollback to a flipped artifact Failed", func() bool {
+		got := &v1alpha2.EtcdRestore{}
+		if err := e.c.Client.Get(ctx, client.ObjectKeyFromObject(er), got); err != nil {
+			t.Fatal(err)
+		}
+		reason, msg = readyReason(got.Status.Conditions)
+		return got.Status.Phase == v1alpha2.RestoreFailed
+	})
+	if reason != v1alpha2.ReasonChecksumMismatch {
+		t.Errorf("refused with %s: %s; want %s", reason, msg, v1alpha2.ReasonChecksumMismatch)
+	}
+	err := e.c.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: v1alpha2.SafetySnapshotName(er.Name)}, &v1alpha2.EtcdSnapshot{})
+	if err == nil {
+		t.Error("a safety snapshot was taken for a rollback whose source failed its check")
+	}
+	now := map[string]string{}
+	for _, m := range e2eutil.Members(t, e.c, e.ns, cluster) {
+		now[m.Name] = string(e2eutil.Pod(t, e.c, e.ns, m.Name).UID)
+	}
+	if !maps.Equal(now, pods) {
+		t.Errorf("members and Pods %v became %v: the refused rollback touched the cluster", pods, now)
+	}
+	t.Logf("rollback to a flipped artifact refused, cluster untouched: %s: %s", reason, msg)
 }
