@@ -110,7 +110,7 @@ type EtcdClusterSpec struct {
 	// nothing. RebuildFromSurvivor forces a one-member cluster from the surviving member with
 	// the most data (writes it never received are lost) and adds the others back as new
 	// members. RestoreLatestSnapshot rolls the cluster back in place to its newest Complete
-	// EtcdSnapshot (every write after it is lost). Addition.
+	// EtcdSnapshot taken of its current etcd cluster (every write after it is lost). Addition.
 	// +kubebuilder:default=Wait
 	// +optional
 	QuorumLoss QuorumLossPolicy `json:"quorumLoss,omitempty"`

@@ -95,17 +95,10 @@ func (r *Reconciler) restoreLatest(ctx context.Context, st *clusterState) error 
 	if err := r.Client.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
 		return err
 	}
-	var latest *v1alpha2.EtcdSnapshot
-	for i := range list.Items {
-		s := &list.Items[i]
-		if s.Spec.ClusterRef.Name == c.Name && s.Status.Phase == v1alpha2.SnapshotComplete && s.Status.CompletionTime != nil &&
-			(latest == nil || s.Status.CompletionTime.After(latest.Status.CompletionTime.Time)) {
-			latest = s
-		}
-	}
+	latest := latestSnapshotOf(list.Items, c.Name, st.status.ClusterID)
 	if latest == nil {
 		st.action = membership.Action{Kind: membership.Wait, Reason: membership.ReasonQuorumLostForGood,
-			Message: st.action.Message + "; but the cluster has no Complete EtcdSnapshot to restore"}
+			Message: st.action.Message + "; but the cluster has no Complete EtcdSnapshot of its etcd cluster " + st.status.ClusterID + " to restore"}
 		return nil
 	}
 	er := resources.QuorumLossRestore(c, st.status.ClusterID, latest.Name)
@@ -116,4 +109,23 @@ func (r *Reconciler) restoreLatest(ctx context.Context, st *clusterState) error 
 		"%s: restoring EtcdSnapshot %s (revision %d, taken %s) through EtcdRestore %s; writes after it are lost",
 		st.action.Message, latest.Name, latest.Status.Revision, latest.Status.CompletionTime.UTC().Format("2006-01-02T15:04:05Z"), er.Name)
 	return nil
+}
+
+// latestSnapshotOf is the newest Complete snapshot of this very etcd cluster: taken of the
+// EtcdCluster named cluster while it ran etcd cluster clusterID. A snapshot of an earlier
+// incarnation (a same-named cluster deleted before, or the state a rollback left behind, such
+// as its safety snapshot) would bring back data the user did away with. Pure.
+func latestSnapshotOf(snaps []v1alpha2.EtcdSnapshot, cluster, clusterID string) *v1alpha2.EtcdSnapshot {
+	var latest *v1alpha2.EtcdSnapshot
+	for i := range snaps {
+		s := &snaps[i]
+		if s.Spec.ClusterRef.Name != cluster || s.Status.ClusterID != clusterID || clusterID == "" ||
+			s.Status.Phase != v1alpha2.SnapshotComplete || s.Status.CompletionTime == nil || !s.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if latest == nil || s.Status.CompletionTime.After(latest.Status.CompletionTime.Time) {
+			latest = s
+		}
+	}
+	return latest
 }
