@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -34,10 +35,26 @@ func (r *Reconciler) cleanUp(ctx context.Context, s *v1alpha2.EtcdSnapshot) (rec
 	return reconcile.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, s, patch))
 }
 
-// stored: the snapshot may have an artifact (Complete, or Started: an agent stopped by the
-// deletion may have completed its upload).
+// stored: the snapshot may have an artifact. Complete; Started (an agent stopped by the
+// deletion may have completed its upload); or Failed after its agent ran: stopped (superseded,
+// past the deadline) or lost after an upload may have completed, or read back wrong. A Failed
+// snapshot whose agent never got to write (refused credentials, an unreachable store, a
+// cluster not ready) has nothing to delete, and its store may not answer a cleanup either.
 func stored(s *v1alpha2.EtcdSnapshot) bool {
-	return s.Status.Phase == v1alpha2.SnapshotComplete || s.Status.Phase == v1alpha2.SnapshotStarted
+	switch s.Status.Phase {
+	case v1alpha2.SnapshotComplete, v1alpha2.SnapshotStarted:
+		return true
+	case v1alpha2.SnapshotFailed:
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha2.ConditionReady)
+		return c != nil && mayHaveWritten[c.Reason]
+	}
+	return false
+}
+
+// mayHaveWritten are the reasons of a Failed snapshot whose agent may have left an artifact.
+var mayHaveWritten = map[string]bool{
+	v1alpha2.ReasonSuperseded: true, v1alpha2.ReasonDeadlineExceeded: true, v1alpha2.ReasonAgentLost: true,
+	v1alpha2.ReasonChecksumMismatch: true,
 }
 
 // deleteArtifact runs the cleanup agent to completion; done once the artifact is gone.

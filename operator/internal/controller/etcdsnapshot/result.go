@@ -39,7 +39,7 @@ func (r *Reconciler) watchAgent(ctx context.Context, s *v1alpha2.EtcdSnapshot) (
 	}
 	left := Deadline - time.Since(startOf(s))
 	if left <= 0 {
-		return reconcile.Result{}, r.stop(ctx, s, pod, v1alpha2.ReasonSnapshotFailed, fmt.Sprintf("the agent did not finish within %s", Deadline))
+		return reconcile.Result{}, r.stop(ctx, s, pod, v1alpha2.ReasonDeadlineExceeded, fmt.Sprintf("the agent did not finish within %s", Deadline))
 	}
 	return reconcile.Result{RequeueAfter: left}, nil // the Pod's watch reports its end sooner
 }

@@ -72,3 +72,31 @@ func TestAgentSourceOf(t *testing.T) {
 		t.Error("auth being enabled is not waited for: the agent would dial anonymously")
 	}
 }
+
+// Only a snapshot whose agent may have written gets a cleanup agent when it is deleted.
+func TestStored(t *testing.T) {
+	failed := func(reason string) *v1alpha2.EtcdSnapshot {
+		return &v1alpha2.EtcdSnapshot{Status: v1alpha2.EtcdSnapshotStatus{Phase: v1alpha2.SnapshotFailed,
+			Conditions: []metav1.Condition{{Type: v1alpha2.ConditionReady, Status: metav1.ConditionFalse, Reason: reason}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		s    *v1alpha2.EtcdSnapshot
+		want bool
+	}{
+		{"Complete", &v1alpha2.EtcdSnapshot{Status: v1alpha2.EtcdSnapshotStatus{Phase: v1alpha2.SnapshotComplete}}, true},
+		{"Started", &v1alpha2.EtcdSnapshot{Status: v1alpha2.EtcdSnapshotStatus{Phase: v1alpha2.SnapshotStarted}}, true},
+		{"Pending", &v1alpha2.EtcdSnapshot{Status: v1alpha2.EtcdSnapshotStatus{Phase: v1alpha2.SnapshotPending}}, false},
+		{"superseded", failed(v1alpha2.ReasonSuperseded), true},
+		{"past the deadline", failed(v1alpha2.ReasonDeadlineExceeded), true},
+		{"agent lost", failed(v1alpha2.ReasonAgentLost), true},
+		{"read back wrong", failed(v1alpha2.ReasonChecksumMismatch), true},
+		{"store unreachable", failed(v1alpha2.ReasonEndpointUnreachable), false},
+		{"keys refused", failed(v1alpha2.ReasonAccessDenied), false},
+		{"cluster not ready", failed(v1alpha2.ReasonClusterNotReady), false},
+	} {
+		if got := stored(tc.s); got != tc.want {
+			t.Errorf("%s: stored = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
