@@ -57,7 +57,7 @@ func envOf(pod *corev1.Pod) map[string]string {
 }
 
 // finishAgent plays the agent's end: its container terminated with a result line.
-func finishAgent(t *testing.T, ns, podName string, res snapshot.SnapshotResult, exitCode int32) {
+func finishAgent(t *testing.T, ns, podName string, res any, exitCode int32) {
 	t.Helper()
 	line, _ := json.Marshal(res)
 	waitFor(t, ns, "agent Pod "+podName, func() bool {
