@@ -220,7 +220,9 @@ const (
 	ReasonArtifactExists      = "ArtifactExists"
 	ReasonNoSpace             = "NoSpace"
 	ReasonChecksumMismatch    = "ChecksumMismatch"
-	ReasonSnapshotFailed      = "Failed"
+	// ReasonSnapshotNewerThanTarget: the snapshot is of a newer etcd than the one restoring it.
+	ReasonSnapshotNewerThanTarget = "SnapshotNewerThanTarget"
+	ReasonSnapshotFailed          = "Failed"
 
 	// Schedules.
 	ReasonScheduled       = "Scheduled"

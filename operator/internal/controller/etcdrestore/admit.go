@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -38,6 +39,9 @@ func (r *Reconciler) admit(ctx context.Context, er *v1alpha2.EtcdRestore) (recon
 	}
 	if wait != "" {
 		return reconcile.Result{RequeueAfter: waitRecheck}, r.setPhase(ctx, er, v1alpha2.RestorePending, v1alpha2.ReasonSourceNotReady, wait)
+	}
+	if newer := newerThanCluster(r.sourceSnapshot(ctx, er), c); newer != "" {
+		return reconcile.Result{}, r.fail(ctx, er, v1alpha2.ReasonSnapshotNewerThanTarget, "%s; the cluster was not touched", newer)
 	}
 	if ok, err := r.sourceVerified(ctx, er, c, mr); err != nil || !ok {
 		return reconcile.Result{}, err
@@ -178,4 +182,33 @@ func checkSource(ctx context.Context, c client.Reader, secrets snapshot.SecretRe
 		return unusable.Message, nil
 	}
 	return "", err
+}
+
+// sourceSnapshot is the EtcdSnapshot the rollback reads, when it names one (nil otherwise).
+func (r *Reconciler) sourceSnapshot(ctx context.Context, er *v1alpha2.EtcdRestore) *v1alpha2.EtcdSnapshot {
+	ref := er.Spec.Source.SnapshotRef
+	if ref == nil {
+		return nil
+	}
+	s := &v1alpha2.EtcdSnapshot{}
+	if r.Client.Get(ctx, client.ObjectKey{Namespace: er.Namespace, Name: ref.Name}, s) != nil {
+		return nil
+	}
+	return s
+}
+
+// newerThanCluster says why snapshot s cannot be restored into c's etcd: it was taken from an
+// etcd of a later minor, whose data etcd does not downgrade ("" when it may be, or unknown: a
+// raw source is checked by the seed's restore). Pure.
+func newerThanCluster(s *v1alpha2.EtcdSnapshot, c *v1alpha2.EtcdCluster) string {
+	if s == nil || s.Status.EtcdVersion == "" {
+		return ""
+	}
+	from, err1 := version.ParseGeneric(s.Status.EtcdVersion)
+	to, err2 := version.ParseGeneric(c.Spec.Version)
+	if err1 != nil || err2 != nil || from.Major() != to.Major() || from.Minor() <= to.Minor() {
+		return ""
+	}
+	return fmt.Sprintf("EtcdSnapshot %s was taken from etcd %s, newer than the cluster's etcd %s: etcd does not downgrade data",
+		s.Name, s.Status.EtcdVersion, c.Spec.Version)
 }

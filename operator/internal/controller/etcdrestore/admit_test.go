@@ -44,3 +44,29 @@ func TestGoesFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestNewerThanCluster(t *testing.T) {
+	cluster := func(v string) *v1alpha2.EtcdCluster {
+		return &v1alpha2.EtcdCluster{Spec: v1alpha2.EtcdClusterSpec{Version: v}}
+	}
+	snap := func(v string) *v1alpha2.EtcdSnapshot {
+		return &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Status: v1alpha2.EtcdSnapshotStatus{EtcdVersion: v}}
+	}
+	for _, tc := range []struct {
+		snap    *v1alpha2.EtcdSnapshot
+		cluster string
+		refused bool
+	}{
+		{snap("3.6.16"), "3.5.35", true},
+		{snap("3.7.3"), "3.6.16", true},
+		{snap("3.6.16"), "3.6.1", false}, // patch releases share the data format
+		{snap("3.5.35"), "3.6.16", false},
+		{snap(""), "3.5.35", false}, // unknown: the seed's restore checks the file
+		{nil, "3.5.35", false},      // a raw source
+	} {
+		got := newerThanCluster(tc.snap, cluster(tc.cluster))
+		if (got != "") != tc.refused {
+			t.Errorf("snapshot %+v into %s: %q, want refused=%v", tc.snap, tc.cluster, got, tc.refused)
+		}
+	}
+}
