@@ -180,6 +180,19 @@ func TestRestoreAgent(t *testing.T) {
 		})
 	}
 
+	// sumOf is what the source e names holds: the S3 snapshot's result, or the file hashed here.
+	sumOf := func(t *testing.T, e env) snapshot.Sum {
+		if e[snapshot.EnvRestoreSource] == snapshot.DestS3 {
+			return snapshot.Sum{Size: snap.SizeBytes, Checksum: snap.Checksum}
+		}
+		b, err := os.ReadFile(e[snapshot.EnvRestoreFile])
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := snapshot.NewDigest()
+		_, _ = d.Write(b)
+		return d.Sum()
+	}
 	// Verify only: no member variables, no data directory; the source is read through and
 	// checked, and the same corruptions are refused with the same reasons.
 	t.Run("verify only", func(t *testing.T) {
@@ -204,8 +217,10 @@ func TestRestoreAgent(t *testing.T) {
 			if r.Phase != tc.phase || r.Reason != tc.want || (code == 0) != (tc.phase == snapshot.PhaseVerified) {
 				t.Errorf("%s: exit %d %+v, want %s %s", tc.name, code, r, tc.phase, tc.want)
 			}
-			if tc.phase == snapshot.PhaseVerified && (r.SizeBytes != snap.SizeBytes || r.Checksum != snap.Checksum) {
-				t.Errorf("%s: verified %d bytes %s, the snapshot is %d bytes %s", tc.name, r.SizeBytes, r.Checksum, snap.SizeBytes, snap.Checksum)
+			if tc.phase == snapshot.PhaseVerified {
+				if want := sumOf(t, tc.env); r.SizeBytes != want.Size || r.Checksum != want.Checksum {
+					t.Errorf("%s: verified %d bytes %s, the source is %d bytes %s", tc.name, r.SizeBytes, r.Checksum, want.Size, want.Checksum)
+				}
 			}
 		}
 	})
