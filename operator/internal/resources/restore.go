@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
@@ -131,33 +130,19 @@ func restoreSourceVolumes(r *v1alpha2.MemberRestore) []corev1.Volume {
 // before anything of the cluster is stopped: `manager restore-agent` in verify-only mode, in
 // the operator's image, owned by the EtcdRestore. It writes nothing.
 func RestoreVerifyPod(er *v1alpha2.EtcdRestore, c *v1alpha2.EtcdCluster, r *v1alpha2.MemberRestore, image string) *corev1.Pod {
-	env := append([]corev1.EnvVar{{Name: snapshot.EnvRestoreVerifyOnly, Value: "true"}}, restoreSourceEnv(r)...)
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: v1alpha2.RestoreVerifyPodName(er.Name), Namespace: er.Namespace,
 			Labels:          backupLabels(er.Spec.ClusterRef.Name, v1alpha2.LabelRestore, er.Name),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(er, v1alpha2.GroupVersion.WithKind("EtcdRestore"))},
 		},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                corev1.RestartPolicyNever,
-			AutomountServiceAccountToken: ptr.To(false),
-			EnableServiceLinks:           ptr.To(false),
-			SecurityContext:              podSecurityContext(),
-			NodeSelector:                 c.Spec.NodeSelector,
-			Tolerations:                  c.Spec.Tolerations,
-			PriorityClassName:            c.Spec.PriorityClassName,
-			Volumes:                      restoreSourceVolumes(r),
-			Containers: []corev1.Container{{
-				Name: v1alpha2.AgentContainer, Image: image,
-				Command:                  []string{"/manager", snapshot.CommandRestoreAgent},
-				Env:                      env,
-				VolumeMounts:             restoreSourceMounts(r),
-				SecurityContext:          containerSecurityContext(),
-				Resources:                agentResources(),
-				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			}},
-		},
+		Spec: agentPodSpec(c, image, snapshot.CommandRestoreAgent),
 	}
+	pod.Spec.Volumes = restoreSourceVolumes(r)
+	ctr := &pod.Spec.Containers[0]
+	ctr.Env = append([]corev1.EnvVar{{Name: snapshot.EnvRestoreVerifyOnly, Value: "true"}}, restoreSourceEnv(r)...)
+	ctr.VolumeMounts = restoreSourceMounts(r)
+	return pod
 }
 
 // S3Env is how an agent reaches an S3 object: the location and the credentials, which come

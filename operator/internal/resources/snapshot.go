@@ -71,22 +71,28 @@ func agentPod(s *v1alpha2.EtcdSnapshot, c *v1alpha2.EtcdCluster, name, image str
 			Name: name, Namespace: s.Namespace, Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, v1alpha2.GroupVersion.WithKind("EtcdSnapshot"))},
 		},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                corev1.RestartPolicyNever,
-			AutomountServiceAccountToken: ptr.To(false),
-			EnableServiceLinks:           ptr.To(false),
-			SecurityContext:              podSecurityContext(),
-			NodeSelector:                 c.Spec.NodeSelector,
-			Tolerations:                  c.Spec.Tolerations,
-			PriorityClassName:            c.Spec.PriorityClassName,
-			Containers: []corev1.Container{{
-				Name: v1alpha2.AgentContainer, Image: image,
-				Command:                  []string{"/manager", snapshot.CommandSnapshotAgent},
-				SecurityContext:          containerSecurityContext(),
-				Resources:                agentResources(),
-				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			}},
-		},
+		Spec: agentPodSpec(c, image, snapshot.CommandSnapshotAgent),
+	}
+}
+
+// agentPodSpec runs one agent subcommand of the operator's image once, as restricted as a
+// member and scheduled where the cluster's members may go, with no API access.
+func agentPodSpec(c *v1alpha2.EtcdCluster, image, command string) corev1.PodSpec {
+	return corev1.PodSpec{
+		RestartPolicy:                corev1.RestartPolicyNever,
+		AutomountServiceAccountToken: ptr.To(false),
+		EnableServiceLinks:           ptr.To(false),
+		SecurityContext:              podSecurityContext(),
+		NodeSelector:                 c.Spec.NodeSelector,
+		Tolerations:                  c.Spec.Tolerations,
+		PriorityClassName:            c.Spec.PriorityClassName,
+		Containers: []corev1.Container{{
+			Name: v1alpha2.AgentContainer, Image: image,
+			Command:                  []string{"/manager", command},
+			SecurityContext:          containerSecurityContext(),
+			Resources:                agentResources(),
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
 	}
 }
 
