@@ -9,6 +9,13 @@ import (
 // Decide returns the single next membership action. Membership changes are serialised: while
 // any change is in flight (a member deleting, a pending member, a learner) nothing else starts.
 func Decide(o Observed) Action {
+	// A quorum lost for good comes first: a member that is leaving needs MemberRemove, which
+	// needs quorum, so waiting for it to leave would wait forever.
+	if o.Formed {
+		if a, ok := decideQuorumLoss(o); ok {
+			return a
+		}
+	}
 	if names := deleting(o.Members); len(names) > 0 {
 		return wait("MemberDeleting", "waiting for member %s to leave", strings.Join(names, ", "))
 	}
@@ -16,9 +23,6 @@ func Decide(o Observed) Action {
 		return decideUnformed(o)
 	}
 	if a, ok := decidePause(o); ok {
-		return a
-	}
-	if a, ok := decideQuorumLoss(o); ok {
 		return a
 	}
 	if !o.Reachable {

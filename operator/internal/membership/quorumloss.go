@@ -26,11 +26,14 @@ func decideQuorumLoss(o Observed) (Action, bool) {
 	}
 	voters, lost, survivors := 0, []string(nil), []string(nil)
 	for _, m := range o.Members {
-		if !m.Voter || m.Dormant || m.Deleting {
+		dataLost := strings.HasPrefix(m.Broken, DataLostPrefix)
+		// A voter being replaced because its data is gone still counts, as lost: etcd still
+		// lists it, and without quorum it can never be removed.
+		if !m.Voter || m.Dormant || (m.Deleting && !dataLost) {
 			continue
 		}
 		voters++
-		if strings.HasPrefix(m.Broken, DataLostPrefix) {
+		if dataLost {
 			lost = append(lost, m.Name)
 		} else {
 			survivors = append(survivors, m.Name)

@@ -31,6 +31,17 @@ func TestDecideQuorumLoss(t *testing.T) {
 				{Name: "b", Voter: true, InEtcd: true, ID: 2, Healthy: true, Ready: true},
 				{Name: "c", Voter: true, InEtcd: true, ID: 3, Broken: lost}}, QuorumLoss: QuorumLossRebuild},
 			ReplaceMember, "ReplacingMember"},
+		// The first loss was being replaced (its member deleting, its removal needing quorum)
+		// when the second came: the recovery must not wait for a removal that cannot happen.
+		{"majority lost while the first was being replaced", Observed{Formed: true, Desired: 3,
+			Members: []Member{voter("a", ""), {Name: "b", Voter: true, Deleting: true, Broken: lost}, voter("c", lost)},
+			QuorumLoss: QuorumLossRebuild}, RebuildFromSurvivor, "QuorumRecovering"},
+		{"the same, Wait says so instead of waiting on the removal", Observed{Formed: true, Desired: 3,
+			Members: []Member{voter("a", ""), {Name: "b", Voter: true, Deleting: true, Broken: lost}, voter("c", lost)}},
+			Wait, ReasonQuorumLostForGood},
+		{"a member leaving on purpose is not a loss", Observed{Formed: true, Desired: 2,
+			Members: []Member{voter("a", ""), voter("b", ""), {Name: "c", Voter: true, Deleting: true}}},
+			Wait, "MemberDeleting"},
 		{"rebuild under way", Observed{Formed: true, Desired: 3, Members: []Member{{Name: "a", Voter: true, ForceNewCluster: true}},
 			QuorumLoss: QuorumLossRebuild}, Wait, "RebuildingFromSurvivor"},
 		{"rebuilt: end the force", Observed{Formed: true, Desired: 3, Reachable: true, Listed: 1,

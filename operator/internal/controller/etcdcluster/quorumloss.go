@@ -33,11 +33,14 @@ func (r *Reconciler) rebuildFromSurvivor(ctx context.Context, st *clusterState) 
 	// --force-new-cluster acts at start: the member controller restarts the survivor's Pod with it.
 	var lost []string
 	for _, m := range st.obs.Members {
-		if strings.HasPrefix(m.Broken, membership.DataLostPrefix) && !m.Deleting {
+		if !strings.HasPrefix(m.Broken, membership.DataLostPrefix) {
+			continue
+		}
+		lost = append(lost, m.Name)
+		if !m.Deleting { // one being replaced already goes
 			if err := r.Client.Delete(ctx, st.memberByName(m.Name)); client.IgnoreNotFound(err) != nil {
 				return err
 			}
-			lost = append(lost, m.Name)
 		}
 	}
 	r.event(st.cluster, corev1.EventTypeWarning, v1alpha2.ReasonQuorumRecovered, "RecoverQuorum",
