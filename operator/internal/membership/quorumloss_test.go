@@ -34,7 +34,7 @@ func TestDecideQuorumLoss(t *testing.T) {
 		// The first loss was being replaced (its member deleting, its removal needing quorum)
 		// when the second came: the recovery must not wait for a removal that cannot happen.
 		{"majority lost while the first was being replaced", Observed{Formed: true, Desired: 3,
-			Members: []Member{voter("a", ""), {Name: "b", Voter: true, Deleting: true, Broken: lost}, voter("c", lost)},
+			Members:    []Member{voter("a", ""), {Name: "b", Voter: true, Deleting: true, Broken: lost}, voter("c", lost)},
 			QuorumLoss: QuorumLossRebuild}, RebuildFromSurvivor, "QuorumRecovering"},
 		{"the same, Wait says so instead of waiting on the removal", Observed{Formed: true, Desired: 3,
 			Members: []Member{voter("a", ""), {Name: "b", Voter: true, Deleting: true, Broken: lost}, voter("c", lost)}},
