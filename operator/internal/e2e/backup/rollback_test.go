@@ -70,7 +70,7 @@ func (e *env) testRollback(t *testing.T) {
 	// The endpoints are the same; a new connection through them must work at once. Whether
 	// the connection from before recovers by itself is measured, not asserted: on the local
 	// cluster it sometimes sat for minutes on a connection to a replaced Pod (issue 12).
-	oldBack := oldClientRecovers(ctx, cli, time.Minute)
+	oldBack, oldErr := oldClientRecovers(ctx, cli, time.Minute)
 	cli = tc.root(t, e.c)
 	var rev int64
 	e2eutil.WaitNoError(t, convergeTimeout, "a client through the same Service writes", func() error {
@@ -82,7 +82,7 @@ func (e *env) testRollback(t *testing.T) {
 		}
 		return err
 	})
-	t.Logf("the client from before the rollback wrote again within a minute: %v", oldBack)
+	t.Logf("the client from before the rollback wrote again within a minute: %v (its last error: %v)", oldBack, oldErr)
 	assertHas(t, cli, "/before/", before)
 	if resp, err := cli.Get(ctx, "/after/0"); err != nil || len(resp.Kvs) != 0 {
 		t.Errorf("/after/0, written after the snapshot, is still there (%v, %v)", resp, err)
@@ -100,18 +100,21 @@ func (e *env) testRollback(t *testing.T) {
 		took.Round(time.Second), er.Status.Revision, rev, safety.Name, safety.Status.Revision)
 }
 
-// oldClientRecovers: cli, connected before the rollback, gets a write through within d.
-func oldClientRecovers(ctx context.Context, cli *clientv3.Client, d time.Duration) bool {
+// oldClientRecovers: cli, connected before the rollback, gets a write through within d; else
+// the last error it saw, which tells a stuck connection from a refused one.
+func oldClientRecovers(ctx context.Context, cli *clientv3.Client, d time.Duration) (bool, error) {
+	var last error
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		_, err := cli.Put(cctx, "/after/old-client", "works")
 		cancel()
 		if err == nil {
-			return true
+			return true, nil
 		}
+		last = err
 		time.Sleep(250 * time.Millisecond) // a refusal can come at once; do not spin on it
 	}
-	return false
+	return false, last
 }
 
 // refusedRollback: a rollback to an artifact that is not an intact snapshot fails its check
