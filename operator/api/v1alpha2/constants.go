@@ -34,6 +34,13 @@ const AnnotationInitialClusterState = LabelPrefix + "initial-cluster-state"
 // a one-member cluster again out of a cluster that has grown back.
 const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
 
+// AnnotationRestoreRefused on a seed EtcdMember records a restore that can never succeed from
+// its source as it is (a checksum mismatch, a snapshot of a newer etcd, an image without a
+// usable etcdutl), as JSON {revision, reason, message}: its Pod is deleted and not recreated
+// while the member's Pod revision is the one refused, so nothing loops. A change of the
+// template (spec.version) tries again; so does removing the annotation.
+const AnnotationRestoreRefused = LabelPrefix + "restore-refused"
+
 // Rolling-update annotations. A Pod records the revision of the template it was built from; the
 // cluster controller grants one member at a time the right to restart its Pod into the new
 // revision. Both live on objects, so a rollout resumes where it was after an operator restart.

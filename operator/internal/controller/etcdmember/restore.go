@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
@@ -14,9 +15,11 @@ import (
 
 // checkRestore gates a seed that must be restored from a snapshot: without the agent image the
 // Pod would start etcd on an empty data dir, an empty cluster where data was asked for; it is
-// never created then. A running restore that failed is reported (the Pod keeps retrying it:
-// a source fixed meanwhile, such as a Secret, is picked up without recreating anything).
-func (r *Reconciler) checkRestore(_ context.Context, st *memberState) (bool, error) {
+// never created then. A restore that failed is reported. One that may succeed later is left to
+// the Pod's retries (a source fixed meanwhile, such as a Secret, is picked up without recreating
+// anything); one that never can from this source (refusedForGood) stops: its Pod is deleted and
+// not recreated for the same template, so nothing crash-loops.
+func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, error) {
 	if len(st.desired.Spec.InitContainers) == 0 {
 		return false, nil
 	}
@@ -25,20 +28,83 @@ func (r *Reconciler) checkRestore(_ context.Context, st *memberState) (bool, err
 			"the Pod is not created (it would start an empty cluster)", v1alpha2.ReasonAgentImageMissing
 		return true, nil
 	}
-	if msg, failed := restoreFailure(st.pod); failed {
+	if refused, ok := restoreRefused(st.member); ok && refused.Revision == st.revision {
+		st.waiting, st.waitingReason = refused.describe(), v1alpha2.ReasonRestoreFailed
+		if st.pod != nil && st.pod.DeletionTimestamp.IsZero() {
+			return true, r.deletePod(ctx, st.pod)
+		}
+		return true, nil
+	}
+	res, failed := restoreFailure(st.pod)
+	if !failed {
+		return false, nil
+	}
+	msg := "restore from the snapshot failed: " + res.describe()
+	st.waiting, st.waitingReason = msg, v1alpha2.ReasonRestoreFailed
+	if !refusedForGood[res.Reason] {
 		if prev, _ := r.warned.Swap(st.member.UID, msg); prev != msg {
 			r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonRestoreFailed, "Restore", "%s", msg)
 		}
-		st.waiting, st.waitingReason = msg, v1alpha2.ReasonRestoreFailed
+		return false, nil
 	}
-	return false, nil
+	res.Revision = st.revision
+	if err := r.refuseRestore(ctx, st.member, res); err != nil {
+		return true, err
+	}
+	st.waiting = res.describe()
+	r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonRestoreFailed, "Restore", "%s", res.describe())
+	return true, r.deletePod(ctx, st.pod)
+}
+
+// refusedForGood are the restore agent's reasons that no retry of the same Pod can change.
+var refusedForGood = map[snapshot.Reason]bool{
+	snapshot.ReasonChecksumMismatch: true, snapshot.ReasonSnapshotNewerThanTarget: true, snapshot.ReasonUnsupported: true,
+}
+
+// refusal is a failed restore, as AnnotationRestoreRefused records it.
+type refusal struct {
+	Revision string          `json:"revision,omitempty"`
+	Reason   snapshot.Reason `json:"reason"`
+	Message  string          `json:"message"`
+}
+
+func (f refusal) describe() string {
+	s := fmt.Sprintf("%s: %s", f.Reason, f.Message)
+	if f.Revision != "" {
+		s = "restore from the snapshot refused for good: " + s + "; the Pod is not recreated. Recreate the cluster from " +
+			"another source, or change spec.version for a snapshot of a newer etcd; removing the annotation " +
+			v1alpha2.AnnotationRestoreRefused + " from the member tries again"
+	}
+	return s
+}
+
+func restoreRefused(m *v1alpha2.EtcdMember) (refusal, bool) {
+	raw, ok := m.Annotations[v1alpha2.AnnotationRestoreRefused]
+	if !ok {
+		return refusal{}, false
+	}
+	var f refusal
+	return f, json.Unmarshal([]byte(raw), &f) == nil
+}
+
+func (r *Reconciler) refuseRestore(ctx context.Context, m *v1alpha2.EtcdMember, f refusal) error {
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[v1alpha2.AnnotationRestoreRefused] = string(raw)
+	return r.Client.Patch(ctx, m, patch)
 }
 
 // restoreFailure is the restore agent's last failure in the Pod: its result, read from the
 // init container's termination message (or the end of its log).
-func restoreFailure(pod *corev1.Pod) (string, bool) {
+func restoreFailure(pod *corev1.Pod) (refusal, bool) {
 	if pod == nil {
-		return "", false
+		return refusal{}, false
 	}
 	for _, cs := range pod.Status.InitContainerStatuses {
 		if cs.Name != v1alpha2.RestoreContainer {
@@ -49,20 +115,20 @@ func restoreFailure(pod *corev1.Pod) (string, bool) {
 			t = cs.LastTerminationState.Terminated
 		}
 		if t == nil || t.ExitCode == 0 {
-			return "", false
+			return refusal{}, false
 		}
-		return "restore from the snapshot failed: " + describeResult(t.Message, t.ExitCode), true
+		return resultOf(t.Message, t.ExitCode), true
 	}
-	return "", false
+	return refusal{}, false
 }
 
-func describeResult(message string, exitCode int32) string {
+func resultOf(message string, exitCode int32) refusal {
 	var res snapshot.RestoreResult
 	if err := json.Unmarshal([]byte(strings.TrimSpace(message)), &res); err == nil && res.Phase != "" {
-		return fmt.Sprintf("%s: %s", res.Reason, res.Message)
+		return refusal{Reason: res.Reason, Message: res.Message}
 	}
-	if message = strings.TrimSpace(message); message != "" {
-		return message
+	if message = strings.TrimSpace(message); message == "" {
+		message = fmt.Sprintf("the restore agent exited with code %d", exitCode)
 	}
-	return fmt.Sprintf("the restore agent exited with code %d", exitCode)
+	return refusal{Reason: snapshot.ReasonFailed, Message: message}
 }

@@ -216,10 +216,11 @@ func TestRestoreFromSnapshotRef(t *testing.T) {
 		p.Spec.InitContainers[1].Image != "quay.io/coreos/etcd:v3.6.16" {
 		t.Fatalf("init containers %+v", p.Spec.InitContainers)
 	}
-	failRestore(t, ns, seed.Name, `{"phase":"Failed","reason":"ChecksumMismatch","message":"sha256 differs"}`)
+	// A failure the source can recover from (its keys, fixed meanwhile) is retried by the same Pod.
+	failRestore(t, ns, seed.Name, `{"phase":"Failed","reason":"AccessDenied","message":"403"}`)
 	waitFor(t, ns, "RestoreFailed", degraded(t, ns, "dst", v1alpha2.ReasonRestoreFailed))
-	if d := meta.FindStatusCondition(getCluster(t, ns, "dst").Status.Conditions, v1alpha2.ConditionDegraded); !strings.Contains(d.Message, "ChecksumMismatch") {
-		t.Errorf("Degraded does not name the checksum: %s", d.Message)
+	if d := meta.FindStatusCondition(getCluster(t, ns, "dst").Status.Conditions, v1alpha2.ConditionDegraded); !strings.Contains(d.Message, "AccessDenied") {
+		t.Errorf("Degraded does not name the agent's reason: %s", d.Message)
 	}
 	uid := p.UID
 	finishRestore(t, ns, seed.Name)
@@ -227,6 +228,50 @@ func TestRestoreFromSnapshotRef(t *testing.T) {
 	if got := pod(t, ns, seed.Name); got == nil || got.UID != uid {
 		t.Error("the seed's Pod was replaced after the restore: its init containers count as its template")
 	}
+}
+
+// A restore that can never succeed from its source (here a checksum mismatch) is not retried in
+// a crash loop: the seed's Pod is deleted and not recreated, the cluster says why; removing the
+// member's refusal annotation tries again with a new Pod.
+func TestRestoreRefusedForGoodStops(t *testing.T) {
+	ns := newNamespace(t)
+	s3Creds(t, ns, goodKeys)
+	newCluster(t, ns, "src", 1)
+	waitFor(t, ns, "src Available", converged(t, ns, "src", 1))
+	completeSnapshot(t, ns, "s1", "src")
+	restoreCluster(t, ns, "dst", 3, v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: "s1"}})
+	waitFor(t, ns, "a seed", func() bool { return len(members(t, ns, "dst")) == 1 })
+	seed := members(t, ns, "dst")[0]
+	var first *corev1.Pod
+	waitFor(t, ns, "the seed's Pod", func() bool { first = pod(t, ns, seed.Name); return first != nil })
+	failRestore(t, ns, seed.Name, `{"phase":"Failed","reason":"ChecksumMismatch","message":"sha256 differs"}`)
+	waitFor(t, ns, "the Pod deleted and the refusal recorded", func() bool {
+		m := members(t, ns, "dst")[0]
+		_, refused := m.Annotations[v1alpha2.AnnotationRestoreRefused]
+		return refused && pod(t, ns, seed.Name) == nil
+	})
+	waitFor(t, ns, "RestoreFailed", degraded(t, ns, "dst", v1alpha2.ReasonRestoreFailed))
+	if d := meta.FindStatusCondition(getCluster(t, ns, "dst").Status.Conditions, v1alpha2.ConditionDegraded); !strings.Contains(d.Message, "ChecksumMismatch") ||
+		!strings.Contains(d.Message, "refused for good") {
+		t.Errorf("Degraded %q does not say the checksum refused the restore for good", d.Message)
+	}
+	if n := len(events(t, ns, seed.Name, v1alpha2.ReasonRestoreFailed)); n == 0 {
+		t.Error("no RestoreFailed Event on the seed")
+	}
+	// The Pod's deletion woke the member again before the cluster reported it: the Pod stays gone.
+	if p := pod(t, ns, seed.Name); p != nil {
+		t.Fatalf("Pod %s recreated for a restore refused for good", p.Name)
+	}
+	m := members(t, ns, "dst")[0]
+	patch := client.MergeFrom(m.DeepCopy())
+	delete(m.Annotations, v1alpha2.AnnotationRestoreRefused)
+	if err := k8s.Patch(context.Background(), &m, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "a new Pod once the refusal is removed", func() bool {
+		p := pod(t, ns, seed.Name)
+		return p != nil && p.UID != first.UID
+	})
 }
 
 func failRestore(t *testing.T, ns, podName, message string) {

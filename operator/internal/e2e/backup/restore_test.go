@@ -123,6 +123,15 @@ func (e *env) testCorrupted(t *testing.T) {
 				t.Errorf("%s: etcd started on the corrupted snapshot in Pod %s", name, p.Name)
 			}
 		}
+		// No crash loop: the seed's Pod goes and is not recreated; the member records why.
+		e2eutil.WaitFor(t, convergeTimeout, name+": the seed's Pod deleted, the refusal recorded", func() bool {
+			ms := e2eutil.Members(t, e.c, e.ns, name)
+			if len(ms) != 1 {
+				return false
+			}
+			_, refused := ms[0].Annotations[v1alpha2.AnnotationRestoreRefused]
+			return refused && e2eutil.Pod(t, e.c, e.ns, ms[0].Name) == nil
+		})
 		t.Logf("%s: %s", name, msg)
 	}
 }
