@@ -139,7 +139,12 @@ func (r *Reconciler) handBack(ctx context.Context, er *v1alpha2.EtcdRestore, c *
 		delete(c.Annotations, v1alpha2.AnnotationRestoring)
 		return reconcile.Result{}, r.Client.Patch(ctx, c, patch)
 	}
-	if failed := seedFailure(seed); failed != "" {
+	failed := seedFailure(seed)
+	if _, refused := seed.Annotations[v1alpha2.AnnotationRestoreRefused]; refused && failed != "" {
+		return reconcile.Result{}, r.fail(ctx, er, v1alpha2.ReasonRestoreFailed,
+			"the new seed %s cannot restore %s (%s); the cluster holds no data now: %s", seed.Name, sourceName(er), failed, wayBack(er))
+	}
+	if failed != "" {
 		r.setCondition(er, v1alpha2.ReasonRestoreFailed, failed)
 		return reconcile.Result{RequeueAfter: waitRecheck}, client.IgnoreNotFound(r.Client.Status().Update(ctx, er))
 	}
@@ -223,4 +228,12 @@ func shortUID(er *v1alpha2.EtcdRestore) string {
 		u = u[:8]
 	}
 	return u
+}
+
+// wayBack says how to get the data of before the rollback back.
+func wayBack(er *v1alpha2.EtcdRestore) string {
+	if er.Status.SafetySnapshot == "" {
+		return "restore another snapshot into the cluster with a new EtcdCluster (spec.bootstrap.restore)"
+	}
+	return fmt.Sprintf("safety snapshot %s holds the data of before the rollback: restore it with spec.bootstrap.restore.source.snapshotRef into a new EtcdCluster", er.Status.SafetySnapshot)
 }

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,5 +87,39 @@ func TestRollbackChecksTheSourceFirst(t *testing.T) {
 	waitFor(t, ns, "the safety snapshot", func() bool { return getRestore(t, ns, "good").Status.Phase == v1alpha2.RestoreSafetySnapshot })
 	if s := getSnapshot(t, ns, v1alpha2.SafetySnapshotName("good")); s.Spec.DeletionPolicy != v1alpha2.SnapshotRetain {
 		t.Errorf("safety snapshot %+v", s.Spec)
+	}
+}
+
+// A rollback whose new seed refuses its source for good (here a checksum mismatch found only by
+// the seed's restore) does not sit in Restoring: it fails, naming the safety snapshot.
+func TestRollbackSeedRefusedFails(t *testing.T) {
+	ns := newNamespace(t)
+	s3Creds(t, ns, goodKeys)
+	newCluster(t, ns, "c", 1)
+	waitFor(t, ns, "Available", converged(t, ns, "c", 1))
+	completeSnapshot(t, ns, "s1", "c")
+	create(t, &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns}, Spec: v1alpha2.EtcdRestoreSpec{
+		ClusterRef: corev1.LocalObjectReference{Name: "c"}, Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: "s1"}}}})
+	finishAgent(t, ns, v1alpha2.RestoreVerifyPodName("r"), snapshot.RestoreResult{Phase: snapshot.PhaseVerified, SizeBytes: 8192, Checksum: "sha256:0123"}, 0)
+	finishAgent(t, ns, v1alpha2.SnapshotAgentPodName(v1alpha2.SafetySnapshotName("r")), snapshot.SnapshotResult{Phase: snapshot.PhaseComplete,
+		URI: "s3://backups/etcd/r-safety.db", SizeBytes: 8192, Checksum: "sha256:4567", Revision: 9}, 0)
+	var seed string
+	waitFor(t, ns, "the rollback's seed", func() bool {
+		for _, m := range members(t, ns, "c") {
+			if m.Labels[v1alpha2.LabelRestore] == "r" {
+				seed = m.Name
+				return pod(t, ns, seed) != nil
+			}
+		}
+		return false
+	})
+	failRestore(t, ns, seed, `{"phase":"Failed","reason":"ChecksumMismatch","message":"sha256 differs"}`)
+	waitFor(t, ns, "the rollback Failed", func() bool { return getRestore(t, ns, "r").Status.Phase == v1alpha2.RestoreFailed })
+	c := meta.FindStatusCondition(getRestore(t, ns, "r").Status.Conditions, v1alpha2.ConditionReady)
+	if c.Reason != v1alpha2.ReasonRestoreFailed || !strings.Contains(c.Message, "ChecksumMismatch") || !strings.Contains(c.Message, "r-safety") {
+		t.Errorf("failed with %s: %s; want %s naming the checksum and the safety snapshot", c.Reason, c.Message, v1alpha2.ReasonRestoreFailed)
+	}
+	if fins := getRestore(t, ns, "r").Finalizers; len(fins) != 0 {
+		t.Errorf("a failed rollback keeps finalizers %v", fins)
 	}
 }
