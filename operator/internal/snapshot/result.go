@@ -62,6 +62,24 @@ func encodeBounded(msg string, with func(string) any) []byte {
 	return line(msg[:cuts[lo]] + ellipsis)
 }
 
+// DecodeTerminated decodes an agent's result line, its container's termination message, into v
+// (a *SnapshotResult or *RestoreResult) whose phase phase reports. An error says why the line
+// cannot be believed: missing or malformed, or claiming anything but a failure from a container
+// that exited non-zero; its text is what the controller reports instead.
+func DecodeTerminated(message string, exitCode int32, v any, phase func() Phase) error {
+	if err := json.Unmarshal([]byte(strings.TrimSpace(message)), v); err == nil && phase() != "" {
+		if exitCode != 0 && phase() != PhaseFailed {
+			return fmt.Errorf("the agent reported %s but exited with code %d", phase(), exitCode)
+		}
+		return nil
+	}
+	msg := strings.TrimSpace(message)
+	if msg == "" {
+		msg = "no result"
+	}
+	return fmt.Errorf("the agent exited with code %d: %s", exitCode, msg)
+}
+
 // ParseSnapshot reads a snapshot agent's result line (a Pod's termination message).
 func ParseSnapshot(line string) (SnapshotResult, error) {
 	var r SnapshotResult

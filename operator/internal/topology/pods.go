@@ -2,6 +2,7 @@ package topology
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,4 +60,15 @@ func PodReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// ContainerCannotStart: the container waits on something no retry fixes by itself (its
+// configuration names a missing Secret key, its image name is invalid); why says so.
+func ContainerCannotStart(pod *corev1.Pod, container string) (why string, stuck bool) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; cs.Name == container && w != nil && (w.Reason == "CreateContainerConfigError" || w.Reason == "InvalidImageName") {
+			return fmt.Sprintf("the agent cannot start: %s: %s", w.Reason, w.Message), true
+		}
+	}
+	return "", false
 }

@@ -2,9 +2,7 @@ package etcdrestore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +11,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // sourceVerified reads the source through in a verify Pod (checksum and etcd's trailer) before
@@ -57,36 +56,20 @@ func (r *Reconciler) startVerify(ctx context.Context, er *v1alpha2.EtcdRestore, 
 // verifyResult is the verify Pod's result once it has one: its agent's result line, or a
 // failure saying why there is none (a crash, a container that can never start).
 func verifyResult(pod *corev1.Pod) (snapshot.RestoreResult, bool) {
+	if why, stuck := topology.ContainerCannotStart(pod, v1alpha2.AgentContainer); stuck {
+		return snapshot.RestoreResult{Phase: snapshot.PhaseFailed, Message: why}, true
+	}
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != v1alpha2.AgentContainer {
-			continue
-		}
-		if w := cs.State.Waiting; w != nil && (w.Reason == "CreateContainerConfigError" || w.Reason == "InvalidImageName") {
-			return snapshot.RestoreResult{Phase: snapshot.PhaseFailed, Message: fmt.Sprintf("the verify Pod cannot start: %s: %s", w.Reason, w.Message)}, true
-		}
-		if t := cs.State.Terminated; t != nil {
-			return parseVerify(t.Message, t.ExitCode), true
+		if t := cs.State.Terminated; cs.Name == v1alpha2.AgentContainer && t != nil {
+			var res snapshot.RestoreResult
+			if err := snapshot.DecodeTerminated(t.Message, t.ExitCode, &res, func() snapshot.Phase { return res.Phase }); err != nil {
+				return snapshot.RestoreResult{Phase: snapshot.PhaseFailed, Message: err.Error()}, true
+			}
+			return res, true
 		}
 	}
 	if pod.Status.Phase == corev1.PodFailed {
 		return snapshot.RestoreResult{Phase: snapshot.PhaseFailed, Message: "the verify Pod failed: " + pod.Status.Message}, true
 	}
 	return snapshot.RestoreResult{}, false
-}
-
-// parseVerify reads the agent's termination message; only a Verified line with exit code 0
-// is a success.
-func parseVerify(message string, exitCode int32) snapshot.RestoreResult {
-	var res snapshot.RestoreResult
-	if err := json.Unmarshal([]byte(strings.TrimSpace(message)), &res); err == nil && res.Phase != "" {
-		if exitCode != 0 && res.Phase != snapshot.PhaseFailed {
-			return snapshot.RestoreResult{Phase: snapshot.PhaseFailed, Message: fmt.Sprintf("the agent reported %s but exited with code %d", res.Phase, exitCode)}
-		}
-		return res
-	}
-	msg := strings.TrimSpace(message)
-	if msg == "" {
-		msg = "no result"
-	}
-	return snapshot.RestoreResult{Phase: snapshot.PhaseFailed, Message: fmt.Sprintf("the agent exited with code %d: %s", exitCode, msg)}
 }

@@ -2,9 +2,7 @@ package etcdsnapshot
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // watchAgent waits for a Started snapshot's agent and records its result. A lost agent is not
@@ -34,7 +33,7 @@ func (r *Reconciler) watchAgent(ctx context.Context, s *v1alpha2.EtcdSnapshot) (
 	if _, ok := s.Annotations[v1alpha2.AnnotationSuperseded]; ok {
 		return reconcile.Result{}, r.stop(ctx, s, pod, v1alpha2.ReasonSuperseded, "a newer scheduled snapshot replaced it")
 	}
-	if reason, stuck := agentStuck(pod); stuck {
+	if reason, stuck := topology.ContainerCannotStart(pod, v1alpha2.AgentContainer); stuck {
 		return reconcile.Result{}, r.stop(ctx, s, pod, v1alpha2.ReasonSnapshotFailed, reason)
 	}
 	left := Deadline - time.Since(startOf(s))
@@ -73,29 +72,10 @@ func agentResult(pod *corev1.Pod) (snapshot.SnapshotResult, bool) {
 // so; anything else (no line, a truncated one, a crash) is a failure with what was there.
 func ParseResult(message string, exitCode int32) snapshot.SnapshotResult {
 	var res snapshot.SnapshotResult
-	if err := json.Unmarshal([]byte(strings.TrimSpace(message)), &res); err == nil && res.Phase != "" {
-		if exitCode != 0 && res.Phase != snapshot.PhaseFailed {
-			return snapshot.SnapshotResult{Phase: snapshot.PhaseFailed, Reason: snapshot.ReasonFailed,
-				Message: fmt.Sprintf("the agent reported %s but exited with code %d", res.Phase, exitCode)}
-		}
-		return res
+	if err := snapshot.DecodeTerminated(message, exitCode, &res, func() snapshot.Phase { return res.Phase }); err != nil {
+		return snapshot.SnapshotResult{Phase: snapshot.PhaseFailed, Reason: snapshot.ReasonFailed, Message: err.Error()}
 	}
-	msg := strings.TrimSpace(message)
-	if msg == "" {
-		msg = "no result"
-	}
-	return snapshot.SnapshotResult{Phase: snapshot.PhaseFailed, Reason: snapshot.ReasonFailed,
-		Message: fmt.Sprintf("the agent exited with code %d: %s", exitCode, msg)}
-}
-
-// agentStuck: the agent's container can never start (its configuration or image is wrong).
-func agentStuck(pod *corev1.Pod) (string, bool) {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && (w.Reason == "CreateContainerConfigError" || w.Reason == "InvalidImageName") {
-			return fmt.Sprintf("the agent cannot start: %s: %s", w.Reason, w.Message), true
-		}
-	}
-	return "", false
+	return res
 }
 
 // record writes the agent's result into status.
