@@ -33,14 +33,14 @@ func (r *Reconciler) admit(ctx context.Context, er *v1alpha2.EtcdRestore) (recon
 		}
 		return reconcile.Result{RequeueAfter: waitRecheck}, err
 	}
-	mr, wait, err := r.resolve(ctx, er)
+	mr, snap, wait, err := r.resolve(ctx, er)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if wait != "" {
 		return reconcile.Result{RequeueAfter: waitRecheck}, r.setPhase(ctx, er, v1alpha2.RestorePending, v1alpha2.ReasonSourceNotReady, wait)
 	}
-	if newer := newerThanCluster(r.sourceSnapshot(ctx, er), c); newer != "" {
+	if newer := newerThanCluster(snap, c); newer != "" {
 		return reconcile.Result{}, r.fail(ctx, er, v1alpha2.ReasonSnapshotNewerThanTarget, "%s; the cluster was not touched", newer)
 	}
 	if ok, err := r.sourceVerified(ctx, er, c, mr); err != nil || !ok {
@@ -86,28 +86,29 @@ func (r *Reconciler) awaitSafety(ctx context.Context, er *v1alpha2.EtcdRestore) 
 		fmt.Sprintf("safety snapshot %s is Complete (revision %d); rolling back", s.Name, s.Status.Revision))
 }
 
-// resolve is the member restore the source stands for, or why it cannot be read yet.
-func (r *Reconciler) resolve(ctx context.Context, er *v1alpha2.EtcdRestore) (*v1alpha2.MemberRestore, string, error) {
+// resolve is the member restore the source stands for, with the EtcdSnapshot it names (nil for
+// a raw location), or why it cannot be read yet.
+func (r *Reconciler) resolve(ctx context.Context, er *v1alpha2.EtcdRestore) (*v1alpha2.MemberRestore, *v1alpha2.EtcdSnapshot, string, error) {
 	var snap *v1alpha2.EtcdSnapshot
 	if ref := er.Spec.Source.SnapshotRef; ref != nil {
 		snap = &v1alpha2.EtcdSnapshot{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: er.Namespace, Name: ref.Name}, snap)
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Sprintf("EtcdSnapshot %s does not exist", ref.Name), nil
+			return nil, nil, fmt.Sprintf("EtcdSnapshot %s does not exist", ref.Name), nil
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 	}
 	mr, err := resources.MemberRestoreOf(er.Spec.Source, snap)
 	if err != nil {
-		return nil, err.Error(), nil
+		return nil, nil, err.Error(), nil
 	}
 	if why, err := checkSource(ctx, r.Client, r.TLS, er.Namespace, mr.Source); err != nil || why != "" {
-		return nil, why, err
+		return nil, nil, why, err
 	}
 	mr.BumpRevision = v1alpha2.RollbackRevisionBump
-	return mr, "", nil
+	return mr, snap, "", nil
 }
 
 // safetySnapshot is the snapshot taken before the rollback: to spec.safetySnapshot, or beside
@@ -182,19 +183,6 @@ func checkSource(ctx context.Context, c client.Reader, secrets snapshot.SecretRe
 		return unusable.Message, nil
 	}
 	return "", err
-}
-
-// sourceSnapshot is the EtcdSnapshot the rollback reads, when it names one (nil otherwise).
-func (r *Reconciler) sourceSnapshot(ctx context.Context, er *v1alpha2.EtcdRestore) *v1alpha2.EtcdSnapshot {
-	ref := er.Spec.Source.SnapshotRef
-	if ref == nil {
-		return nil
-	}
-	s := &v1alpha2.EtcdSnapshot{}
-	if r.Client.Get(ctx, client.ObjectKey{Namespace: er.Namespace, Name: ref.Name}, s) != nil {
-		return nil
-	}
-	return s
 }
 
 // newerThanCluster says why snapshot s cannot be restored into c's etcd: it was taken from an

@@ -48,7 +48,7 @@ func (r *Reconciler) restore(ctx context.Context, er *v1alpha2.EtcdRestore) (rec
 	if left, err := r.removeMembers(ctx, members); err != nil || left > 0 {
 		return reconcile.Result{}, err // the members' watch wakes us as they go
 	}
-	mr, wait, err := r.resolve(ctx, er)
+	mr, _, wait, err := r.resolve(ctx, er)
 	if err != nil || wait != "" {
 		if wait != "" {
 			r.setCondition(er, v1alpha2.ReasonSourceNotReady, wait)
