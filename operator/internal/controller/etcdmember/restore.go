@@ -29,7 +29,7 @@ func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, e
 		return true, nil
 	}
 	if refused, ok := restoreRefused(st.member); ok && refused.Revision == st.revision {
-		st.waiting, st.waitingReason = refused.describe(), v1alpha2.ReasonRestoreFailed
+		st.waiting, st.waitingReason = refused.held(), v1alpha2.ReasonRestoreFailed
 		if st.pod != nil && st.pod.DeletionTimestamp.IsZero() {
 			return true, r.deletePod(ctx, st.pod)
 		}
@@ -39,9 +39,9 @@ func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, e
 	if !failed {
 		return false, nil
 	}
-	msg := "restore from the snapshot failed: " + res.describe()
-	st.waiting, st.waitingReason = msg, v1alpha2.ReasonRestoreFailed
 	if !refusedForGood[res.Reason] {
+		msg := "restore from the snapshot failed: " + res.cause()
+		st.waiting, st.waitingReason = msg, v1alpha2.ReasonRestoreFailed
 		if prev, _ := r.warned.Swap(st.member.UID, msg); prev != msg {
 			r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonRestoreFailed, "Restore", "%s", msg)
 		}
@@ -51,8 +51,8 @@ func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, e
 	if err := r.refuseRestore(ctx, st.member, res); err != nil {
 		return true, err
 	}
-	st.waiting = res.describe()
-	r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonRestoreFailed, "Restore", "%s", res.describe())
+	st.waiting, st.waitingReason = res.held(), v1alpha2.ReasonRestoreFailed
+	r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonRestoreFailed, "Restore", "%s", st.waiting)
 	return true, r.deletePod(ctx, st.pod)
 }
 
@@ -68,14 +68,14 @@ type refusal struct {
 	Message  string          `json:"message"`
 }
 
-func (f refusal) describe() string {
-	s := fmt.Sprintf("%s: %s", f.Reason, f.Message)
-	if f.Revision != "" {
-		s = "restore from the snapshot refused for good: " + s + "; the Pod is not recreated. Recreate the cluster from " +
-			"another source, or change spec.version for a snapshot of a newer etcd; removing the annotation " +
-			v1alpha2.AnnotationRestoreRefused + " from the member tries again"
-	}
-	return s
+// cause is the agent's reason and message.
+func (f refusal) cause() string { return fmt.Sprintf("%s: %s", f.Reason, f.Message) }
+
+// held says why the Pod is not recreated and what tries again.
+func (f refusal) held() string {
+	return "restore from the snapshot refused for good: " + f.cause() + "; the Pod is not recreated. Recreate the cluster from " +
+		"another source, or change spec.version for a snapshot of a newer etcd; removing the annotation " +
+		v1alpha2.AnnotationRestoreRefused + " from the member tries again"
 }
 
 func restoreRefused(m *v1alpha2.EtcdMember) (refusal, bool) {

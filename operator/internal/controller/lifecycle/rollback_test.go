@@ -34,21 +34,28 @@ func memberNames(t *testing.T, ns, cluster string) []string {
 	return out
 }
 
+// snapshottedCluster is a one-member cluster "c" with a Complete snapshot "s1" of it, in a new
+// namespace with S3 credentials; rollback(name) asks for a rollback of c to s1.
+func snapshottedCluster(t *testing.T) (ns string, rollback func(name string)) {
+	t.Helper()
+	ns = newNamespace(t)
+	s3Creds(t, ns, goodKeys)
+	newCluster(t, ns, "c", 1)
+	waitFor(t, ns, "Available", converged(t, ns, "c", 1))
+	completeSnapshot(t, ns, "s1", "c")
+	return ns, func(name string) {
+		create(t, &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha2.EtcdRestoreSpec{
+			ClusterRef: corev1.LocalObjectReference{Name: "c"}, Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: "s1"}}}})
+	}
+}
+
 // A rollback reads its source through before it touches anything: the verify Pod gets the
 // snapshot's checksum and no member identity; a source that fails the check fails the
 // rollback with the agent's reason, with no safety snapshot and the members as they were; one
 // that passes goes on to the safety snapshot.
 func TestRollbackChecksTheSourceFirst(t *testing.T) {
-	ns := newNamespace(t)
-	s3Creds(t, ns, goodKeys)
-	newCluster(t, ns, "c", 1)
-	waitFor(t, ns, "Available", converged(t, ns, "c", 1))
-	completeSnapshot(t, ns, "s1", "c")
+	ns, rollback := snapshottedCluster(t)
 	before := memberNames(t, ns, "c")
-	rollback := func(name string) {
-		create(t, &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha2.EtcdRestoreSpec{
-			ClusterRef: corev1.LocalObjectReference{Name: "c"}, Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: "s1"}}}})
-	}
 
 	rollback("bad")
 	verify := &corev1.Pod{}
@@ -93,13 +100,8 @@ func TestRollbackChecksTheSourceFirst(t *testing.T) {
 // A rollback whose new seed refuses its source for good (here a checksum mismatch found only by
 // the seed's restore) does not sit in Restoring: it fails, naming the safety snapshot.
 func TestRollbackSeedRefusedFails(t *testing.T) {
-	ns := newNamespace(t)
-	s3Creds(t, ns, goodKeys)
-	newCluster(t, ns, "c", 1)
-	waitFor(t, ns, "Available", converged(t, ns, "c", 1))
-	completeSnapshot(t, ns, "s1", "c")
-	create(t, &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns}, Spec: v1alpha2.EtcdRestoreSpec{
-		ClusterRef: corev1.LocalObjectReference{Name: "c"}, Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: "s1"}}}})
+	ns, rollback := snapshottedCluster(t)
+	rollback("r")
 	finishAgent(t, ns, v1alpha2.RestoreVerifyPodName("r"), snapshot.RestoreResult{Phase: snapshot.PhaseVerified, SizeBytes: 8192, Checksum: "sha256:0123"}, 0)
 	finishAgent(t, ns, v1alpha2.SnapshotAgentPodName(v1alpha2.SafetySnapshotName("r")), snapshot.SnapshotResult{Phase: snapshot.PhaseComplete,
 		URI: "s3://backups/etcd/r-safety.db", SizeBytes: 8192, Checksum: "sha256:4567", Revision: 9}, 0)
