@@ -21,6 +21,10 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
+// rootPW has characters generated object names never carry, so the "Event carries a
+// password" check cannot match a random name suffix (a bare "pw" once matched "w-pzpww").
+const rootPW = "Root#Pw1"
+
 // newAuthCluster creates a cluster with a BYO server certificate that covers its members
 // (auth requires client TLS) and, when withAuth, auth with root's password in Secret "root".
 func newAuthCluster(t *testing.T, ns, name string, replicas int32, withAuth bool) *v1alpha2.EtcdCluster {
@@ -112,15 +116,15 @@ func TestAuthEnabledAtCreate(t *testing.T) {
 // A password change in the Secret is applied to root in etcd, by the operator's own user.
 func TestAuthPasswordRotation(t *testing.T) {
 	ns := newNamespace(t)
-	create(t, rootSecret(ns, "root", "old-pw"))
+	create(t, rootSecret(ns, "root", "Old#Pw1"))
 	newAuthCluster(t, ns, "r", 1, true)
-	waitFor(t, ns, "auth latched", authLatched(t, ns, "r", "old-pw"))
+	waitFor(t, ns, "auth latched", authLatched(t, ns, "r", "Old#Pw1"))
 	waitFor(t, ns, "converged", converged(t, ns, "r", 1))
 
-	setPassword(t, ns, "root", "new-pw")
-	waitFor(t, ns, "root's password rotated", authLatched(t, ns, "r", "new-pw"))
+	setPassword(t, ns, "root", "New#Pw1")
+	waitFor(t, ns, "root's password rotated", authLatched(t, ns, "r", "New#Pw1"))
 	waitFor(t, ns, "one AuthPasswordChanged Event", func() bool {
-		return len(events(t, ns, "r", v1alpha2.ReasonAuthPasswordChanged, "old-pw", "new-pw")) == 1
+		return len(events(t, ns, "r", v1alpha2.ReasonAuthPasswordChanged, "Old#Pw1", "New#Pw1")) == 1
 	})
 	// A rotation is no lockout: the cluster stays (or comes back) healthy with the new password.
 	waitFor(t, ns, "healthy after the rotation", func() bool { return degradedReason(t, ns, "r") == "" && converged(t, ns, "r", 1)() })
@@ -129,7 +133,7 @@ func TestAuthPasswordRotation(t *testing.T) {
 // Auth turned on for a running cluster.
 func TestAuthEnabledOnRunningCluster(t *testing.T) {
 	ns := newNamespace(t)
-	create(t, rootSecret(ns, "root", "pw"))
+	create(t, rootSecret(ns, "root", rootPW))
 	newAuthCluster(t, ns, "e", 3, false)
 	waitFor(t, ns, "3 members without auth", converged(t, ns, "e", 3))
 	if fakeEtcd.Cluster(topology.Key(ns, "e")).AuthEnabled() {
@@ -142,7 +146,7 @@ func TestAuthEnabledOnRunningCluster(t *testing.T) {
 	if err := k8s.Patch(context.Background(), c, patch); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ns, "auth latched", authLatched(t, ns, "e", "pw"))
+	waitFor(t, ns, "auth latched", authLatched(t, ns, "e", rootPW))
 	waitFor(t, ns, "still 3 healthy members", converged(t, ns, "e", 3))
 }
 
@@ -161,8 +165,8 @@ func TestAuthCredentialsMissing(t *testing.T) {
 		t.Fatal("auth enabled without a password")
 	}
 	// The Secret as a user would write it: unlabelled, so only the retry finds it.
-	create(t, rootSecret(ns, "root", "late-pw"))
-	waitFor(t, ns, "auth latched once the Secret exists", authLatched(t, ns, "m", "late-pw"))
+	create(t, rootSecret(ns, "root", "Late#Pw1"))
+	waitFor(t, ns, "auth latched once the Secret exists", authLatched(t, ns, "m", "Late#Pw1"))
 	waitFor(t, ns, "Degraded cleared", func() bool { return degradedReason(t, ns, "m") == "" })
 	if n := len(events(t, ns, "m", v1alpha2.ReasonAuthCredentialsMissing)); n != 1 {
 		t.Errorf("%d AuthCredentialsMissing Events, want 1 (not one per pass)", n)
@@ -174,30 +178,30 @@ func TestAuthCredentialsMissing(t *testing.T) {
 // right password in the Secret recovers, and the operator's user is recreated.
 func TestAuthCredentialsRejected(t *testing.T) {
 	ns := newNamespace(t)
-	create(t, rootSecret(ns, "root", "pw"))
+	create(t, rootSecret(ns, "root", rootPW))
 	newAuthCluster(t, ns, "w", 1, true)
-	waitFor(t, ns, "auth latched", authLatched(t, ns, "w", "pw"))
+	waitFor(t, ns, "auth latched", authLatched(t, ns, "w", rootPW))
 	waitFor(t, ns, "converged", converged(t, ns, "w", 1))
 
 	f := fakeEtcd.Cluster(topology.Key(ns, "w"))
-	f.SetPasswordBehindOperator(v1alpha2.RootUser, "other-root")
-	f.SetPasswordBehindOperator(v1alpha2.OperatorUser, "other-op")
+	f.SetPasswordBehindOperator(v1alpha2.RootUser, "Other#Root1")
+	f.SetPasswordBehindOperator(v1alpha2.OperatorUser, "Other#Op1")
 	before := len(f.Ops())
 	touch(t, ns, "w", "1")
 	waitFor(t, ns, "Degraded=AuthCredentialsRejected", func() bool {
 		return degradedReason(t, ns, "w") == v1alpha2.ReasonAuthCredentialsRejected
 	})
 	waitFor(t, ns, "an AuthCredentialsRejected Event", func() bool {
-		return len(events(t, ns, "w", v1alpha2.ReasonAuthCredentialsRejected, "pw", "other-root")) > 0
+		return len(events(t, ns, "w", v1alpha2.ReasonAuthCredentialsRejected, rootPW, "Other#Root1")) > 0
 	})
 	if ops := f.Ops(); len(ops) != before {
 		t.Errorf("etcd changed while the credentials were refused: %v", ops[before:])
 	}
 
-	setPassword(t, ns, "root", "other-root")
+	setPassword(t, ns, "root", "Other#Root1")
 	waitFor(t, ns, "recovered: Degraded cleared, operator user usable again", func() bool {
 		opPW, _ := f.UserPassword(v1alpha2.OperatorUser)
-		return degradedReason(t, ns, "w") == "" && opPW != "other-op" && converged(t, ns, "w", 1)()
+		return degradedReason(t, ns, "w") == "" && opPW != "Other#Op1" && converged(t, ns, "w", 1)()
 	})
 	if n := len(events(t, ns, "w", v1alpha2.ReasonAuthCredentialsRejected)); n != 1 {
 		t.Errorf("%d AuthCredentialsRejected Events, want 1", n)
@@ -209,10 +213,10 @@ func TestAuthCredentialsRejected(t *testing.T) {
 // spec.auth with root's password recovers.
 func TestAuthRequiredNotConfigured(t *testing.T) {
 	ns := newNamespace(t)
-	create(t, rootSecret(ns, "root", "pw"))
+	create(t, rootSecret(ns, "root", rootPW))
 	newAuthCluster(t, ns, "n", 1, false)
 	waitFor(t, ns, "converged without auth", converged(t, ns, "n", 1))
-	fakeEtcd.Cluster(topology.Key(ns, "n")).EnableAuthBehindOperator("pw")
+	fakeEtcd.Cluster(topology.Key(ns, "n")).EnableAuthBehindOperator(rootPW)
 	touch(t, ns, "n", "1")
 	waitFor(t, ns, "Available=False and Degraded=AuthRequiredNotConfigured", func() bool {
 		a := meta.FindStatusCondition(getCluster(t, ns, "n").Status.Conditions, v1alpha2.ConditionAvailable)
@@ -229,7 +233,7 @@ func TestAuthRequiredNotConfigured(t *testing.T) {
 	if err := k8s.Patch(context.Background(), c, patch); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ns, "auth latched", authLatched(t, ns, "n", "pw"))
+	waitFor(t, ns, "auth latched", authLatched(t, ns, "n", rootPW))
 	waitFor(t, ns, "recovered", func() bool { return degradedReason(t, ns, "n") == "" && converged(t, ns, "n", 1)() })
 	if n := len(events(t, ns, "n", v1alpha2.ReasonAuthRequiredNotConfigured)); n != 1 {
 		t.Errorf("%d AuthRequiredNotConfigured Events, want 1", n)
