@@ -175,9 +175,10 @@ const (
 	// are restarted once more without the plaintext listener (Event).
 	ReasonClientTLSServing = "ClientTLSServing"
 
-	// ReasonRestoreFailed: the seed's restore from a snapshot failed (the agent's reason and
-	// message follow); nothing is started from it. On the member's Ready and the cluster's
-	// Degraded condition, and an Event.
+	// ReasonRestoreFailed: the seed's restore from a snapshot failed for a cause the restore
+	// agent could not name (its message follows); nothing is started from it. A named cause is
+	// its own reason (RestoreFailureReasons). On the member's Ready and the cluster's Degraded
+	// condition, and an Event on both.
 	ReasonRestoreFailed = "RestoreFailed"
 	// ReasonRestoring: the seed is being restored from a snapshot, or the cluster rolled back.
 	ReasonRestoring = "Restoring"
@@ -230,6 +231,14 @@ const (
 	// ReasonSnapshotNewerThanTarget: the snapshot is of a newer etcd than the one restoring it.
 	ReasonSnapshotNewerThanTarget = "SnapshotNewerThanTarget"
 	ReasonSnapshotFailed          = "Failed"
+	// ReasonAuthFailed: etcd refused the snapshot agent's user, password or permission.
+	ReasonAuthFailed = "AuthFailed"
+	// ReasonSourceNotFound: the restore source (S3 object or file on the PVC) does not exist.
+	ReasonSourceNotFound = "SourceNotFound"
+	// ReasonUnsupported: the restore source is not something this etcd can restore.
+	ReasonUnsupported = "Unsupported"
+	// ReasonEtcdutlFailed: etcdutl refused to restore the downloaded snapshot.
+	ReasonEtcdutlFailed = "EtcdutlFailed"
 
 	// Schedules.
 	ReasonScheduled       = "Scheduled"
@@ -326,3 +335,12 @@ const (
 	MsgRestoreNameLength       = "an EtcdRestore's name is at most 56 characters: its safety snapshot is named <restore>-safety (63 at most)"
 	MsgRetentionMaxAge         = "spec.retention.maxAge must be a positive duration, e.g. 168h"
 )
+
+// RestoreFailureReasons are the reasons of a seed member's Ready condition, and of its cluster's
+// Degraded condition and Events, when its restore from a snapshot failed: one per cause the
+// restore agent names, RestoreFailed for any other.
+var RestoreFailureReasons = []string{
+	ReasonRestoreFailed, ReasonCredentialsMissing, ReasonEndpointUnreachable, ReasonAccessDenied, ReasonBucketNotFound,
+	ReasonSourceNotFound, ReasonNoSpace, ReasonChecksumMismatch, ReasonSnapshotNewerThanTarget, ReasonUnsupported,
+	ReasonEtcdutlFailed,
+}

@@ -258,7 +258,7 @@ func tlsDegraded(st *clusterState) (metav1.Condition, bool) {
 			continue
 		}
 		if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil &&
-			(r.Reason == v1alpha2.ReasonCertificateInvalid || r.Reason == v1alpha2.ReasonRestoreFailed) {
+			(r.Reason == v1alpha2.ReasonCertificateInvalid || slices.Contains(v1alpha2.RestoreFailureReasons, r.Reason)) {
 			return cond(dg, true, r.Reason, "member %s not started: %s", m.Name, r.Message), true
 		}
 	}

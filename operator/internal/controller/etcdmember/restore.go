@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,7 @@ func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, e
 		return true, nil
 	}
 	if refused, ok := restoreRefused(st.member); ok && refused.Revision == st.revision {
-		st.waiting, st.waitingReason = refused.held(), v1alpha2.ReasonRestoreFailed
+		st.waiting, st.waitingReason = refused.held(), refused.conditionReason()
 		if st.pod != nil && st.pod.DeletionTimestamp.IsZero() {
 			return true, r.deletePod(ctx, st.pod)
 		}
@@ -41,9 +42,9 @@ func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, e
 	}
 	if !refusedForGood[res.Reason] {
 		msg := "restore from the snapshot failed: " + res.cause()
-		st.waiting, st.waitingReason = msg, v1alpha2.ReasonRestoreFailed
+		st.waiting, st.waitingReason = msg, res.conditionReason()
 		if prev, _ := r.warned.Swap(st.member.UID, msg); prev != msg {
-			r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonRestoreFailed, "Restore", "%s", msg)
+			r.restoreEvent(st, msg)
 		}
 		return false, nil
 	}
@@ -51,9 +52,17 @@ func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, e
 	if err := r.refuseRestore(ctx, st.member, res); err != nil {
 		return true, err
 	}
-	st.waiting, st.waitingReason = res.held(), v1alpha2.ReasonRestoreFailed
-	r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonRestoreFailed, "Restore", "%s", st.waiting)
+	st.waiting, st.waitingReason = res.held(), res.conditionReason()
+	r.restoreEvent(st, st.waiting)
 	return true, r.deletePod(ctx, st.pod)
+}
+
+// restoreEvent warns on the member and on its cluster, where a user restoring looks.
+func (r *Reconciler) restoreEvent(st *memberState, msg string) {
+	r.event(st.member, corev1.EventTypeWarning, st.waitingReason, "Restore", "%s", msg)
+	if r.Recorder != nil && st.cluster != nil {
+		r.Recorder.Eventf(st.cluster, st.member, corev1.EventTypeWarning, st.waitingReason, "Restore", "seed %s: %s", st.member.Name, msg)
+	}
 }
 
 // refusedForGood are the restore agent's reasons that no retry of the same Pod can change.
@@ -66,6 +75,14 @@ type refusal struct {
 	Revision string          `json:"revision,omitempty"`
 	Reason   snapshot.Reason `json:"reason"`
 	Message  string          `json:"message"`
+}
+
+// conditionReason is the agent's reason where the API names it, else RestoreFailed.
+func (f refusal) conditionReason() string {
+	if slices.Contains(v1alpha2.RestoreFailureReasons, string(f.Reason)) {
+		return string(f.Reason)
+	}
+	return v1alpha2.ReasonRestoreFailed
 }
 
 // cause is the agent's reason and message.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -139,13 +140,13 @@ func (r *Reconciler) handBack(ctx context.Context, er *v1alpha2.EtcdRestore, c *
 		delete(c.Annotations, v1alpha2.AnnotationRestoring)
 		return reconcile.Result{}, r.Client.Patch(ctx, c, patch)
 	}
-	failed := seedFailure(seed)
+	reason, failed := seedFailure(seed)
 	if _, refused := seed.Annotations[v1alpha2.AnnotationRestoreRefused]; refused && failed != "" {
-		return reconcile.Result{}, r.fail(ctx, er, v1alpha2.ReasonRestoreFailed,
+		return reconcile.Result{}, r.fail(ctx, er, reason,
 			"the new seed %s cannot restore %s (%s); the cluster holds no data now: %s", seed.Name, sourceName(er), failed, wayBack(er))
 	}
 	if failed != "" {
-		r.setCondition(er, v1alpha2.ReasonRestoreFailed, failed)
+		r.setCondition(er, reason, failed)
 		return reconcile.Result{RequeueAfter: waitRecheck}, client.IgnoreNotFound(r.Client.Status().Update(ctx, er))
 	}
 	if c.Status.ClusterID == "" || !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha2.ConditionAvailable) {
@@ -197,12 +198,13 @@ func seedOf(er *v1alpha2.EtcdRestore, members []v1alpha2.EtcdMember) *v1alpha2.E
 	return nil
 }
 
-// seedFailure is the seed's restore failure its member controller reports, if any.
-func seedFailure(seed *v1alpha2.EtcdMember) string {
-	if c := meta.FindStatusCondition(seed.Status.Conditions, v1alpha2.ConditionReady); c != nil && c.Reason == v1alpha2.ReasonRestoreFailed {
-		return c.Message
+// seedFailure is the seed's restore failure its member controller reports, if any: its
+// reason and message.
+func seedFailure(seed *v1alpha2.EtcdMember) (string, string) {
+	if c := meta.FindStatusCondition(seed.Status.Conditions, v1alpha2.ConditionReady); c != nil && slices.Contains(v1alpha2.RestoreFailureReasons, c.Reason) {
+		return c.Reason, c.Message
 	}
-	return ""
+	return "", ""
 }
 
 func (r *Reconciler) setCondition(er *v1alpha2.EtcdRestore, reason, msg string) {

@@ -218,10 +218,10 @@ func TestRestoreFromSnapshotRef(t *testing.T) {
 	}
 	// A failure the source can recover from (its keys, fixed meanwhile) is retried by the same Pod.
 	failRestore(t, ns, seed.Name, `{"phase":"Failed","reason":"AccessDenied","message":"403"}`)
-	waitFor(t, ns, "RestoreFailed", degraded(t, ns, "dst", v1alpha2.ReasonRestoreFailed))
-	if d := meta.FindStatusCondition(getCluster(t, ns, "dst").Status.Conditions, v1alpha2.ConditionDegraded); !strings.Contains(d.Message, "AccessDenied") {
-		t.Errorf("Degraded does not name the agent's reason: %s", d.Message)
-	}
+	waitFor(t, ns, "Degraded=AccessDenied", degraded(t, ns, "dst", v1alpha2.ReasonAccessDenied))
+	waitFor(t, ns, "an AccessDenied Event on the cluster", func() bool {
+		return len(events(t, ns, "dst", v1alpha2.ReasonAccessDenied)) > 0
+	})
 	uid := p.UID
 	finishRestore(t, ns, seed.Name)
 	waitFor(t, ns, "3 members Available", converged(t, ns, "dst", 3))
@@ -250,14 +250,16 @@ func TestRestoreRefusedForGoodStops(t *testing.T) {
 		_, refused := m.Annotations[v1alpha2.AnnotationRestoreRefused]
 		return refused && pod(t, ns, seed.Name) == nil
 	})
-	waitFor(t, ns, "RestoreFailed", degraded(t, ns, "dst", v1alpha2.ReasonRestoreFailed))
-	if d := meta.FindStatusCondition(getCluster(t, ns, "dst").Status.Conditions, v1alpha2.ConditionDegraded); !strings.Contains(d.Message, "ChecksumMismatch") ||
-		!strings.Contains(d.Message, "refused for good") {
-		t.Errorf("Degraded %q does not say the checksum refused the restore for good", d.Message)
+	waitFor(t, ns, "Degraded=ChecksumMismatch", degraded(t, ns, "dst", v1alpha2.ReasonChecksumMismatch))
+	if d := meta.FindStatusCondition(getCluster(t, ns, "dst").Status.Conditions, v1alpha2.ConditionDegraded); !strings.Contains(d.Message, "refused for good") {
+		t.Errorf("Degraded %q does not say the restore is refused for good", d.Message)
 	}
-	if n := len(events(t, ns, seed.Name, v1alpha2.ReasonRestoreFailed)); n == 0 {
-		t.Error("no RestoreFailed Event on the seed")
+	if n := len(events(t, ns, seed.Name, v1alpha2.ReasonChecksumMismatch)); n == 0 {
+		t.Error("no ChecksumMismatch Event on the seed")
 	}
+	waitFor(t, ns, "a ChecksumMismatch Event on the cluster", func() bool {
+		return len(events(t, ns, "dst", v1alpha2.ReasonChecksumMismatch)) > 0
+	})
 	// The Pod's deletion woke the member again before the cluster reported it: the Pod stays gone.
 	if p := pod(t, ns, seed.Name); p != nil {
 		t.Fatalf("Pod %s recreated for a restore refused for good", p.Name)

@@ -118,8 +118,8 @@ func TestRollbackSeedRefusedFails(t *testing.T) {
 	failRestore(t, ns, seed, `{"phase":"Failed","reason":"ChecksumMismatch","message":"sha256 differs"}`)
 	waitFor(t, ns, "the rollback Failed", func() bool { return getRestore(t, ns, "r").Status.Phase == v1alpha2.RestoreFailed })
 	c := meta.FindStatusCondition(getRestore(t, ns, "r").Status.Conditions, v1alpha2.ConditionReady)
-	if c.Reason != v1alpha2.ReasonRestoreFailed || !strings.Contains(c.Message, "ChecksumMismatch") || !strings.Contains(c.Message, "r-safety") {
-		t.Errorf("failed with %s: %s; want %s naming the checksum and the safety snapshot", c.Reason, c.Message, v1alpha2.ReasonRestoreFailed)
+	if c.Reason != v1alpha2.ReasonChecksumMismatch || !strings.Contains(c.Message, "r-safety") {
+		t.Errorf("failed with %s: %s; want %s naming the safety snapshot", c.Reason, c.Message, v1alpha2.ReasonChecksumMismatch)
 	}
 	if fins := getRestore(t, ns, "r").Finalizers; len(fins) != 0 {
 		t.Errorf("a failed rollback keeps finalizers %v", fins)

@@ -4,6 +4,7 @@ package backup
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,16 +108,16 @@ func (e *env) testCorrupted(t *testing.T) {
 	} {
 		e.newCluster(t, name, 1, srcPassword, restoreSpec(src))
 		var msg string
-		e2eutil.WaitFor(t, convergeTimeout, name+": Degraded RestoreFailed", func() bool {
+		e2eutil.WaitFor(t, convergeTimeout, name+": Degraded "+v1alpha2.ReasonChecksumMismatch, func() bool {
 			d := meta.FindStatusCondition(e2eutil.GetCluster(t, e.c, e.ns, name).Status.Conditions, v1alpha2.ConditionDegraded)
-			if d != nil && d.Reason == v1alpha2.ReasonRestoreFailed {
-				msg = d.Message
+			if d != nil && slices.Contains(v1alpha2.RestoreFailureReasons, d.Reason) {
+				msg = d.Reason + ": " + d.Message
 				return true
 			}
 			return false
 		})
-		if !strings.Contains(msg, v1alpha2.ReasonChecksumMismatch) {
-			t.Errorf("%s: Degraded says %q, want it to name the checksum (%s)", name, msg, v1alpha2.ReasonChecksumMismatch)
+		if !strings.HasPrefix(msg, v1alpha2.ReasonChecksumMismatch+":") {
+			t.Errorf("%s: Degraded says %q, want reason %s", name, msg, v1alpha2.ReasonChecksumMismatch)
 		}
 		for _, m := range e2eutil.Members(t, e.c, e.ns, name) {
 			if p := e2eutil.Pod(t, e.c, e.ns, m.Name); p != nil && etcdStarted(p) {
