@@ -141,6 +141,10 @@ const (
 	// ReasonRollingUpdate: members are restarted one at a time into a new Pod template (a version
 	// upgrade or any other template change).
 	ReasonRollingUpdate = "RollingUpdate"
+	// ReasonVersionSkew: the rollout holds because a member runs a version spec.version cannot
+	// be reached from in one step (a minor skipped over two edits, or a downgrade); Event, and
+	// the Progressing condition's message.
+	ReasonVersionSkew = "VersionSkew"
 	// ReasonCertificateInvalid: a member's server or peer certificate does not fit it (a
 	// missing SAN or usage, a broken chain, expiry); its Pod is not started. On the member's
 	// Ready condition and the cluster's Degraded condition.
@@ -296,6 +300,8 @@ const (
 // the types; TestCELMessagesMatchCRD keeps the two in step, and tests assert on these constants.
 const (
 	MsgVersionFormat           = "spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
+	MsgVersionReachable        = "spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor or one minor up; let a running upgrade finish before the next"
+	MsgVersionPath             = "spec.version may change by any patch or one minor up at a time (e.g. 3.5.x to 3.6.y, then to 3.7.z); skipping a minor, a major change and a minor downgrade (not supported yet) are refused"
 	MsgPauseMemory             = "spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
 	MsgMemorySizePositive      = "spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
 	MsgMediumImmutable         = "spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"

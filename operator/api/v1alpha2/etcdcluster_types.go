@@ -29,7 +29,10 @@ type EtcdClusterSpec struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// Version of etcd, e.g. 3.6.16. The image tag is v<version>.
+	// Changes follow etcd's upgrade path: any patch, or one minor up.
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$')",message="spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || !oldSelf.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || (int(self.split('.')[0]) == int(oldSelf.split('.')[0]) && int(self.split('.')[1]) - int(oldSelf.split('.')[1]) in [0, 1])",message="spec.version may change by any patch or one minor up at a time (e.g. 3.5.x to 3.6.y, then to 3.7.z); skipping a minor, a major change and a minor downgrade (not supported yet) are refused"
 	Version string `json:"version"`
 
 	// Storage of each member's data directory.
@@ -204,6 +207,9 @@ type BootstrapSpec struct {
 	Restore *RestoreSpec `json:"restore,omitempty"`
 }
 
+// MaxStatusMembers bounds status.members (its schema's maxItems).
+const MaxStatusMembers = 64
+
 // ClusterMemberStatus is one member as etcd and the operator see it. Addition.
 type ClusterMemberStatus struct {
 	// Name of the EtcdMember.
@@ -215,6 +221,7 @@ type ClusterMemberStatus struct {
 	// +optional
 	Role string `json:"role,omitempty"`
 	// Version is the etcd version the member runs.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Version string `json:"version,omitempty"`
 	// Ready mirrors the member's Ready condition.
@@ -254,7 +261,8 @@ type EtcdClusterStatus struct {
 	// ProgressDeadline is when the change in flight is reported failed.
 	// +optional
 	ProgressDeadline *metav1.Time `json:"progressDeadline,omitempty"`
-	// Members as etcd reports them. Addition.
+	// Members as etcd reports them. Addition. At most 64 (bounds the cost of spec.version's CEL rule).
+	// +kubebuilder:validation:MaxItems=64
 	// +listType=map
 	// +listMapKey=name
 	// +optional
@@ -289,6 +297,7 @@ type RolloutStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyMembers,selectorpath=.status.selector
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.members) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || oldSelf.status.members.all(m, !has(m.version) || !m.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || (int(self.spec.version.split('.')[0]) == int(m.version.split('.')[0]) && int(self.spec.version.split('.')[1]) - int(m.version.split('.')[1]) in [0, 1]))",message="spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor or one minor up; let a running upgrade finish before the next"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyMembers`

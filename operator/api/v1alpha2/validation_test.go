@@ -255,6 +255,75 @@ func TestUpdateRejections(t *testing.T) {
 	}
 }
 
+// TestVersionPaths: spec.version follows etcd's upgrade path, checked where the user writes it.
+func TestVersionPaths(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	for i, tc := range []struct {
+		from, to string
+		allowed  bool
+	}{
+		{"3.6.16", "3.6.17", true},  // patch up
+		{"3.6.16", "3.6.1", true},   // patch down
+		{"3.5.21", "3.6.16", true},  // one minor up
+		{"3.6.16", "3.7.3", true},   // one minor up
+		{"3.6.16", "3.6.16", true},  // unchanged
+		{"3.5.21", "3.7.3", false},  // a minor skipped
+		{"3.7.3", "3.6.16", false},  // minor downgrade
+		{"3.6.16", "3.5.21", false}, // minor downgrade
+		{"3.6.16", "4.0.0", false},  // major up
+		{"3.6.16", "4.7.0", false},  // major up, minor up
+		{"3.9.0", "3.10.0", true},   // numbers, not strings
+	} {
+		t.Run(tc.from+"->"+tc.to, func(t *testing.T) {
+			c := cluster(ns, fmt.Sprintf("ver-%d", i), func(s *v1.EtcdClusterSpec) { s.Version = tc.from })
+			if err := env.Client.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			c.Spec.Version = tc.to
+			err := env.Client.Update(ctx, c)
+			if tc.allowed && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tc.allowed {
+				expectRejected(t, err, v1.MsgVersionPath)
+			}
+		})
+	}
+}
+
+// TestVersionReachableFromMembers: two edits that each follow the path but together skip a
+// minor are refused while a member still runs the old version.
+func TestVersionReachableFromMembers(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := cluster(ns, "reach", nil)
+	if err := env.Client.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	running := func(v string) {
+		t.Helper()
+		c.Status.Members = []v1.ClusterMemberStatus{{Name: "reach-a", Version: v}, {Name: "reach-b", Version: "3.6.16"}}
+		if err := env.Client.Status().Update(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running("3.6.16")
+	c.Spec.Version = "3.7.3"
+	if err := env.Client.Update(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.Version = "3.8.0" // one minor above the spec, two above what members run
+	expectRejected(t, env.Client.Update(ctx, c), v1.MsgVersionReachable)
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.Version = "3.7.4" // a patch of the running upgrade
+	if err := env.Client.Update(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestClientTLSAddedToRunningCluster: spec.tls.client may be added to a plaintext cluster (the
 // operator rolls it over to TLS), alone, with mTLS, beside a certificate template, or together
 // with auth.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -57,6 +59,13 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 	if st.rollout.Kind == rollout.None && st.clientTLSWait != "" {
 		st.rollout = rollout.Action{Kind: rollout.Wait, Message: st.clientTLSWait}
 	}
+	if st.rollout.Kind == rollout.Restart || st.rollout.Kind == rollout.MoveLeader {
+		if msg := rollout.VersionSkew(st.cluster.Spec.Version, runningVersions(st)); msg != "" {
+			r.warnVersionSkew(st, msg)
+			st.rollout = rollout.Action{Kind: rollout.Wait, Message: msg}
+			return nil
+		}
+	}
 	var err error
 	switch st.rollout.Kind {
 	case rollout.Restart:
@@ -74,6 +83,26 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 	}
 	st.acted = err == nil
 	return err
+}
+
+// runningVersions are the etcd versions the cluster's members report.
+func runningVersions(st *clusterState) []string {
+	var out []string
+	for i := range st.members {
+		if v := st.members[i].Status.Version; v != "" && st.members[i].DeletionTimestamp.IsZero() {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// warnVersionSkew emits a Warning the first time the rollout holds for msg (Progressing
+// carries it from then on).
+func (r *Reconciler) warnVersionSkew(st *clusterState, msg string) {
+	if p := meta.FindStatusCondition(st.cluster.Status.Conditions, v1alpha2.ConditionProgressing); p != nil && strings.Contains(p.Message, msg) {
+		return
+	}
+	r.event(st.cluster, corev1.EventTypeWarning, v1alpha2.ReasonVersionSkew, "RollingUpdate", "rollout held: %s", msg)
 }
 
 // grantRestart lets the member controller restart the member's Pod into its update revision,

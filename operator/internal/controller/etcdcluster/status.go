@@ -217,7 +217,7 @@ func clusterMemberStatuses(st *clusterState) []v1alpha2.ClusterMemberStatus {
 		out = append(out, ms)
 	}
 	slices.SortFunc(out, func(a, b v1alpha2.ClusterMemberStatus) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return out[:min(len(out), v1alpha2.MaxStatusMembers)] // the schema's bound; far beyond any sane cluster
 }
 
 // conditions returns Available, Progressing and Degraded for the pass.
