@@ -36,6 +36,7 @@ metrics:
 replicas: 2
 podDisruptionBudget: {enabled: true, maxUnavailable: 50%}
 vpa: {enabled: true, updateMode: InPlaceOrRecreate}
+deletionProtection: {allowedUsernames: ["system:serviceaccount:kamaji-system:tenant-controller"]}
 `},
 	{name: "air-gapped", values: `
 image: {repository: registry.local/etcd-operator, tag: v0.1.0-rc1, pullPolicy: Always}
@@ -43,6 +44,7 @@ imagePullSecrets: [{name: regcred}]
 etcdImage: {repository: registry.local/etcd}
 watchNamespace: tenant-a,tenant-b
 metrics: {enabled: false}
+deletionProtection: {enabled: false}
 `},
 }
 

@@ -41,6 +41,13 @@ const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
 // template (spec.version) tries again; so does removing the annotation.
 const AnnotationRestoreRefused = LabelPrefix + "restore-refused"
 
+// AnnotationAllowDeletion set to "true" on an EtcdMember or a member's PVC lets a user delete
+// it past the operator chart's deletion-protection admission policy (which otherwise admits
+// only the operator, the garbage collector and the namespace controller). Deleting an
+// EtcdMember removes its etcd member through the operator's finalizer; deleting a PVC loses the
+// member's data, and the operator replaces it when quorum allows.
+const AnnotationAllowDeletion = LabelPrefix + "allow-deletion"
+
 // Rolling-update annotations. A Pod records the revision of the template it was built from; the
 // cluster controller grants one member at a time the right to restart its Pod into the new
 // revision. Both live on objects, so a rollout resumes where it was after an operator restart.

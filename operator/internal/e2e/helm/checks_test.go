@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -235,6 +236,10 @@ func operatorObjects(c *framework.Cluster) []string {
 		"Service":            &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: operatorRelease + "-metrics"}},
 		"ClusterRole":        &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: operatorRelease}},
 		"ClusterRoleBinding": &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: operatorRelease}},
+		"ValidatingAdmissionPolicy": &admissionregistrationv1.ValidatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: operatorRelease + "-deletion-protection"}},
+		"ValidatingAdmissionPolicyBinding": &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: operatorRelease + "-deletion-protection"}},
 	}
 	var left []string
 	for kind, obj := range objs {

@@ -73,6 +73,7 @@ func TestHelmInstallUninstall(t *testing.T) {
 		{"install operator chart", s.installOperator},
 		{"install etcd chart", s.installEtcd},
 		{"operator leader fails over", s.failOverLeader},
+		{"deletion protection refuses a user, not the operator's scale-down", s.protectMembers},
 		{"operator ran without RBAC denials or restarts", s.checkOperatorHealthy},
 		{"uninstall etcd chart", s.uninstallEtcd},
 		{"uninstall operator chart", s.uninstallOperator},
