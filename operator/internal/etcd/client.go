@@ -37,9 +37,27 @@ type EndpointStatus struct {
 	RaftIndex        uint64
 	RaftAppliedIndex uint64
 	IsLearner        bool
-	// DBSize is the backend database's size on disk, DBSizeInUse the part holding data.
-	DBSize, DBSizeInUse int64
-	Errors              []string
+	// DBSize is the backend database's size on disk, DBSizeInUse the part holding data: the
+	// difference is what a defragmentation gives back. DBQuota is the member's
+	// --quota-backend-bytes (etcd 3.6+; 0 from older members): at DBSize = DBQuota etcd raises
+	// NOSPACE and refuses writes.
+	DBSize, DBSizeInUse, DBQuota int64
+	Errors                       []string
+}
+
+// Alarm types, named as etcd's AlarmType.
+const (
+	// AlarmNoSpace: a member's database reached its quota; the cluster refuses writes until
+	// space is freed (compact, defragment) and the alarm is disarmed.
+	AlarmNoSpace = "NOSPACE"
+	// AlarmCorrupt: the corruption check found members' data diverging.
+	AlarmCorrupt = "CORRUPT"
+)
+
+// Alarm is one active alarm: which member raised it, and its type (AlarmNoSpace, AlarmCorrupt).
+type Alarm struct {
+	MemberID uint64
+	Type     string
 }
 
 // Client is the subset of etcd's API the lifecycle controllers need.
@@ -50,6 +68,12 @@ type Client interface {
 	MemberRemove(ctx context.Context, id uint64) error
 	Status(ctx context.Context, endpoint string) (EndpointStatus, error)
 	MoveLeader(ctx context.Context, transfereeID uint64) error
+	// Defragment rewrites the database of the one member at endpoint, which serves nothing
+	// while it runs.
+	Defragment(ctx context.Context, endpoint string) error
+	// AlarmList is the cluster's active alarms; AlarmDisarm clears one of them.
+	AlarmList(ctx context.Context) ([]Alarm, error)
+	AlarmDisarm(ctx context.Context, a Alarm) error
 	// Authentication (the root user and the operator's own user).
 	AuthStatus(ctx context.Context) (enabled bool, err error)
 	AuthEnable(ctx context.Context) error

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -80,7 +82,8 @@ func (r *remote) Status(ctx context.Context, endpoint string) (EndpointStatus, e
 	return EndpointStatus{
 		MemberID: resp.Header.GetMemberId(), ClusterID: resp.Header.GetClusterId(), Revision: resp.Header.GetRevision(),
 		Leader: resp.Leader, Version: resp.Version, RaftIndex: resp.RaftIndex, RaftAppliedIndex: resp.RaftAppliedIndex,
-		IsLearner: resp.IsLearner, DBSize: resp.DbSize, DBSizeInUse: resp.DbSizeInUse, Errors: resp.Errors,
+		IsLearner: resp.IsLearner, DBSize: resp.DbSize, DBSizeInUse: resp.DbSizeInUse, DBQuota: resp.DbSizeQuota,
+		Errors: resp.Errors,
 	}, nil
 }
 
@@ -99,6 +102,49 @@ func (r *remote) MoveLeader(ctx context.Context, transfereeID uint64) error {
 	}
 	defer func() { _ = c.Close() }()
 	_, err = c.MoveLeader(ctx, transfereeID)
+	return err
+}
+
+// defragTimeout bounds a defragmentation whose caller set no deadline: it rewrites the whole
+// database, which for a few GiB takes far longer than rpcTimeout.
+const defragTimeout = 5 * time.Minute
+
+// Defragment asks the member at endpoint alone (clientv3 dials it for the call). The caller's
+// deadline (EtcdDefrag's spec.memberTimeoutSeconds) wins over defragTimeout.
+func (r *remote) Defragment(ctx context.Context, endpoint string) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defragTimeout)
+		defer cancel()
+	}
+	_, err := r.c.Defragment(ctx, r.target.url(endpoint))
+	return err
+}
+
+func (r *remote) AlarmList(ctx context.Context) ([]Alarm, error) {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	resp, err := r.c.AlarmList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Alarm
+	for _, a := range resp.Alarms {
+		out = append(out, Alarm{MemberID: a.MemberID, Type: a.Alarm.String()})
+	}
+	return out, nil
+}
+
+// AlarmDisarm refuses a type etcd does not know: it would be sent as NONE, which with member 0
+// clientv3 takes for "disarm every alarm".
+func (r *remote) AlarmDisarm(ctx context.Context, a Alarm) error {
+	typ, ok := pb.AlarmType_value[a.Type]
+	if !ok || pb.AlarmType(typ) == pb.AlarmType_NONE {
+		return fmt.Errorf("etcd: unknown alarm type %q", a.Type)
+	}
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.AlarmDisarm(ctx, &clientv3.AlarmMember{MemberID: a.MemberID, Alarm: pb.AlarmType(typ)})
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdbackupschedule"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcddefrag"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdrestore"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdsnapshot"
@@ -44,6 +45,7 @@ func Setup(mgr ctrl.Manager, access *etcdaccess.Access, tls *tlsmaterial.Source,
 		&etcdbackupschedule.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdbackupschedule-controller")},
 		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tls,
 			AgentImage: o.AgentImage},
+		&etcddefrag.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcddefrag-controller"), Etcd: access},
 	} {
 		if err := c.SetupWithManager(mgr); err != nil {
 			return err

@@ -23,6 +23,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdbackupschedule"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcddefrag"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdrestore"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdsnapshot"
@@ -89,6 +90,7 @@ func startManager(ctx context.Context) error {
 		&etcdsnapshot.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdsnapshot-controller"), AgentImage: agentImage, TLS: tlsSource},
 		&etcdbackupschedule.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdbackupschedule-controller")},
 		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tlsSource, AgentImage: agentImage},
+		&etcddefrag.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcddefrag-controller"), Etcd: access},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -47,7 +47,8 @@ func (f *FakeFactory) Cluster(key string) *FakeCluster {
 	defer f.mu.Unlock()
 	c, ok := f.clusters[key]
 	if !ok {
-		c = &FakeCluster{clusterID: uint64(len(f.clusters)+1) << 32, version: f.Version, refusals: map[string][]error{}, alive: f.Alive, refuses: f.Refuses}
+		c = &FakeCluster{clusterID: uint64(len(f.clusters)+1) << 32, version: f.Version, refusals: map[string][]error{},
+			alive: f.Alive, refuses: f.Refuses, dbSizes: map[uint64]dbSize{}, quota: DefaultQuota}
 		f.clusters[key] = c
 	}
 	return c
@@ -85,6 +86,9 @@ type FakeCluster struct {
 	alive     func(name string) bool
 	refuses   func(name string, tls bool) bool
 	auth      fakeAuth
+	dbSizes   map[uint64]dbSize
+	quota     int64
+	alarms    []etcd.Alarm
 	// schemes logs the scheme of the clients handed out, each time it changes.
 	schemes []string
 }
@@ -118,8 +122,8 @@ func (c *FakeCluster) reachable(name string, tls bool) bool {
 	return c.refuses == nil || !c.refuses(name, tls)
 }
 
-// Refuse makes the next calls of op ("add", "promote", "remove", "list", "status", "move")
-// fail with errs, one per call, in order.
+// Refuse makes the next calls of op ("add", "promote", "remove", "list", "status", "move",
+// "defrag", "alarm-list", "alarm-disarm") fail with errs, one per call, in order.
 func (c *FakeCluster) Refuse(op string, errs ...error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -136,7 +140,8 @@ func (c *FakeCluster) SetDown(id uint64, down bool) {
 	c.down[id] = down
 }
 
-// Ops is the log of successful membership changes, e.g. "add m-2", "promote m-2", "remove m-1".
+// Ops is the log of successful changes, e.g. "add m-2", "promote m-2", "remove m-1",
+// "defrag m-1", "alarm-disarm NOSPACE m-1".
 func (c *FakeCluster) Ops() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -262,12 +267,23 @@ func (c *FakeCluster) Status(_ context.Context, endpoint string) (etcd.EndpointS
 	if err := c.refused("status"); err != nil {
 		return etcd.EndpointStatus{}, err
 	}
+	m, err := c.serving(endpoint)
+	if err != nil {
+		return etcd.EndpointStatus{}, err
+	}
+	db := c.dbSizes[m.ID]
+	return etcd.EndpointStatus{MemberID: m.ID, Leader: c.leader, Version: c.version, IsLearner: m.IsLearner,
+		DBSize: db.size, DBSizeInUse: db.inUse, DBQuota: c.quota}, nil
+}
+
+// serving is the member behind a client URL, if its process runs. The caller holds c.mu.
+func (c *FakeCluster) serving(endpoint string) (etcd.Member, error) {
 	for _, m := range c.members {
 		if slices.Contains(m.ClientURLs, endpoint) && !c.down[m.ID] && (c.alive == nil || c.alive(m.Name)) {
-			return etcd.EndpointStatus{MemberID: m.ID, Leader: c.leader, Version: c.version, IsLearner: m.IsLearner}, nil
+			return m, nil
 		}
 	}
-	return etcd.EndpointStatus{}, fmt.Errorf("fake etcd: endpoint %s unreachable", endpoint)
+	return etcd.Member{}, fmt.Errorf("fake etcd: endpoint %s unreachable", endpoint)
 }
 
 func (c *FakeCluster) MoveLeader(_ context.Context, id uint64) error {

@@ -158,16 +158,24 @@ func (s *fakeSession) Status(ctx context.Context, endpoint string) (etcd.Endpoin
 
 // etcd.MemberList needs an authenticated user once auth is on, as in etcd 3.6+.
 func (s *fakeSession) MemberList(ctx context.Context) (etcd.MemberList, error) {
-	s.mu.Lock()
-	denied := s.auth.enabled && s.user == ""
-	s.mu.Unlock()
-	if denied {
-		return etcd.MemberList{}, rpctypes.ErrUserEmpty
+	if err := s.anonymousDenied(); err != nil {
+		return etcd.MemberList{}, err
 	}
 	if err := s.unreachable(); err != nil {
 		return etcd.MemberList{}, err
 	}
 	return s.FakeCluster.MemberList(ctx)
+}
+
+// anonymousDenied is etcd's refusal of a call without credentials once auth is on, for the calls
+// any authenticated user may make.
+func (s *fakeSession) anonymousDenied() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.auth.enabled && s.user == "" {
+		return rpctypes.ErrUserEmpty
+	}
+	return nil
 }
 
 // AuthStatus is open to anyone, as in etcd.
