@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,11 @@ const execAgent = "AGENT_TEST_EXEC"
 
 func TestMain(m *testing.M) {
 	if cmd := os.Getenv(execAgent); cmd != "" {
+		if f := os.Getenv(benchProfileEnv); f != "" {
+			if pf, err := os.Create(fmt.Sprintf("%s.%s.%d", f, cmd, os.Getpid())); err == nil {
+				_ = pprof.StartCPUProfile(pf)
+			}
+		}
 		code, ok := Main(cmd, os.Args[1:])
 		if !ok {
 			fmt.Fprintf(os.Stderr, "%s=%s: not a subcommand\n", execAgent, cmd)
@@ -29,6 +35,7 @@ func TestMain(m *testing.M) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		fmt.Fprintf(os.Stderr, "%s%d\n", goSysMarker, ms.Sys)
+		pprof.StopCPUProfile()
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
@@ -40,6 +47,13 @@ const goSysMarker = "go-runtime-sys-bytes="
 // benchEnv turns the measurement on; it is off by default (it writes about 1 GiB to disk).
 const benchEnv = "ETCD_AGENT_BENCH"
 
+// benchProfileEnv, set to a path prefix, makes every agent the benchmark runs write a CPU
+// profile to <prefix>.<subcommand>.<pid>; benchLogEnv logs each process's output.
+const (
+	benchProfileEnv = "ETCD_AGENT_BENCH_CPUPROFILE"
+	benchLogEnv     = "ETCD_AGENT_BENCH_LOG"
+)
+
 // measured is one process's wall time and peak resident set.
 type measured struct {
 	what  string
@@ -50,11 +64,18 @@ type measured struct {
 	hwm, goSys int64
 	// childHWM is the largest peak of its child processes (etcdutl under the restore agent).
 	childHWM int64
+	// cpu is the process's own user+system time (less noisy than wall on a shared machine).
+	cpu time.Duration
+	// serverCPU is what the S3 server spent meanwhile (S3 rows only).
+	serverCPU time.Duration
 }
 
 func (m measured) String() string {
-	s := fmt.Sprintf("%-38s %7.1f MiB %6.2f s %7.1f MiB/s  peak RSS %6.1f MiB",
-		m.what, float64(m.bytes)/(1<<20), m.wall.Seconds(), float64(m.bytes)/(1<<20)/m.wall.Seconds(), float64(m.hwm)/1024)
+	s := fmt.Sprintf("%-38s %7.1f MiB %6.2f s %7.1f MiB/s  cpu %5.2f s  peak RSS %6.1f MiB",
+		m.what, float64(m.bytes)/(1<<20), m.wall.Seconds(), float64(m.bytes)/(1<<20)/m.wall.Seconds(), m.cpu.Seconds(), float64(m.hwm)/1024)
+	if m.serverCPU > 0 {
+		s += fmt.Sprintf("  S3 server cpu %5.2f s", m.serverCPU.Seconds())
+	}
 	if m.goSys > 0 {
 		s += fmt.Sprintf("  Go runtime Sys %5.1f MiB", float64(m.goSys)/(1<<20))
 	}
@@ -90,7 +111,11 @@ func measure(t *testing.T, what string, bytes int64, cmd *exec.Cmd) measured {
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", what, err, out.String())
 			}
-			m := measured{what: what, bytes: bytes, wall: time.Since(start), hwm: hwm, childHWM: child}
+			if os.Getenv(benchLogEnv) != "" {
+				t.Logf("%s:\n%s", what, out.String())
+			}
+			m := measured{what: what, bytes: bytes, wall: time.Since(start), hwm: hwm, childHWM: child,
+				cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 			if _, v, ok := strings.Cut(out.String(), goSysMarker); ok {
 				m.goSys, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			}
@@ -113,6 +138,22 @@ func children(pid int) []int {
 		}
 	}
 	return out
+}
+
+// procCPU is a running process's user+system time (clock ticks of 10 ms), 0 once it is gone.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // vmHWM is a process's peak resident set in KiB, 0 once it is gone.
@@ -138,6 +179,9 @@ func agentCmd(t *testing.T, sub string, e env, args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = []string{execAgent + "=" + sub}
+	if f := os.Getenv(benchProfileEnv); f != "" {
+		cmd.Env = append(cmd.Env, benchProfileEnv+"="+f)
+	}
 	for k, v := range e {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -147,6 +191,8 @@ func agentCmd(t *testing.T, sub string, e env, args ...string) *exec.Cmd {
 // TestSnapshotThroughput measures the snapshot agent (to versitygw and to a directory) against
 // `etcdctl snapshot save` on a ~256 MiB database, each as its own process; it logs, it does not
 // assert. Run: ETCD_AGENT_BENCH=1 go test -run TestSnapshotThroughput -v ./operator/internal/agent/
+// On a shared machine compare the cpu columns (the agent's own, and versitygw's meanwhile)
+// rather than the wall times.
 func TestSnapshotThroughput(t *testing.T) {
 	if os.Getenv(benchEnv) == "" {
 		t.Skipf("a measurement, not a test: set %s=1 to run it", benchEnv)
@@ -166,6 +212,7 @@ func TestSnapshotThroughput(t *testing.T) {
 	// The binary's own footprint, for scale: the agents are this binary doing more.
 	rows := []measured{measure(t, "baseline (install-tools)", 0, agentCmd(t, snapshot.CommandInstallTools, env{}, t.TempDir()))}
 	agent := func(what string, e env) {
+		server := procCPU(s.cmd.Process.Pid)
 		m := measure(t, what, 0, agentCmd(t, snapshot.CommandSnapshotAgent, e.with(snapshot.EnvTerminationLog, logFile)))
 		line, _ := os.ReadFile(logFile)
 		r, err := snapshot.ParseSnapshot(string(line))
@@ -173,6 +220,9 @@ func TestSnapshotThroughput(t *testing.T) {
 			t.Fatalf("%s: %v %s", what, err, line)
 		}
 		m.bytes = r.SizeBytes
+		if e[snapshot.EnvSnapshotDest] == snapshot.DestS3 {
+			m.serverCPU = procCPU(s.cmd.Process.Pid) - server
+		}
 		rows = append(rows, m)
 	}
 	agent("snapshot-agent -> S3 (versitygw)", s3Env(e, s, "snapshots", "bench.db", "uid-bench"))

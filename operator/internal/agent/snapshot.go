@@ -128,6 +128,7 @@ func (a *SnapshotAgent) stream(ctx context.Context, start time.Time) (snapshot.M
 // written when want is known (Size > 0); on a mismatch the artifact is deleted. want is set
 // to what was read.
 func (a *SnapshotAgent) verify(ctx context.Context, want *snapshot.Sum) error {
+	began := time.Now()
 	rc, err := a.Store.Open(ctx)
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func (a *SnapshotAgent) verify(ctx context.Context, want *snapshot.Sum) error {
 		}
 		return snapshot.Fail(snapshot.ReasonChecksumMismatch, "%s failed verification and was deleted: %w", a.Store.URI(), err)
 	}
-	a.Log.Printf("verified %s: %d bytes, %s", a.Store.URI(), got.Size, got.Checksum)
+	a.Log.Printf("verified %s: %d bytes, %s (read back in %.1fs)", a.Store.URI(), got.Size, got.Checksum, time.Since(began).Seconds())
 	*want = got
 	return nil
 }
