@@ -87,6 +87,19 @@ bootstrap:
 	{name: "pdb-by-chart", values: `podDisruptionBudget: {mode: chart, minAvailable: 2}`},
 	{name: "restore-pvc", values: `bootstrap: {restore: {source: pvc, pvc: {claimName: backups, subPath: snap.db}}}`},
 	{name: "restore-snapshot", values: `bootstrap: {restore: {source: snapshot, snapshotName: etcd-29412345}}`},
+	{name: "defrag-default", values: `defrag: {enabled: true}`},
+	{name: "defrag-quota", values: `
+defrag:
+  enabled: true
+  schedule: "30 2 * * *"
+  timeZone: Europe/Berlin
+  suspend: true
+  memberTimeoutSeconds: 900
+  rule: {freeSpaceAbove: 1Gi, quotaUsageAbove: "75%", minReclaim: 64Mi}
+  successfulRunsHistoryLimit: 5
+  failedRunsHistoryLimit: 2
+`},
+	{name: "defrag-all", values: `defrag: {enabled: true, rule: {all: true}}`},
 	{name: "backup-s3-secret", values: `
 backup:
   enabled: true

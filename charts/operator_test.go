@@ -87,6 +87,7 @@ func TestOperatorChartCRDs(t *testing.T) {
 		}
 	}
 	want := []string{"etcdbackupschedules.etcd-operator.cozystack.io", "etcdclusters.etcd-operator.cozystack.io", "etcddefrags.etcd-operator.cozystack.io",
+		"etcddefragschedules.etcd-operator.cozystack.io",
 		"etcdmembers.etcd-operator.cozystack.io", "etcdrestores.etcd-operator.cozystack.io", "etcdsnapshots.etcd-operator.cozystack.io"}
 	if !slices.Equal(crds, want) {
 		t.Errorf("CRDs %v, want %v", crds, want)

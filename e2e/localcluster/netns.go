@@ -102,12 +102,28 @@ func pidsInNetns(names []string) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join("/proc", p.Name(), "ns", "net"), &st) == nil && inodes[st.Ino] {
+		if allThreadsIn(p.Name(), inodes) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// allThreadsIn: every thread of the process is in one of the namespaces. A process that only
+// has a thread in there for a moment (a test binary dialing a member through Dialer, whose
+// thread may be its main one) is no Pod of the cluster and must survive its teardown.
+func allThreadsIn(pid string, inodes map[uint64]bool) bool {
+	tasks, err := os.ReadDir(filepath.Join("/proc", pid, "task"))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, t := range tasks {
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", pid, "task", t.Name(), "ns", "net"), &st) != nil || !inodes[st.Ino] {
+			return false
+		}
+	}
+	return true
 }
 
 // Dialer opens connections from inside a named network namespace.

@@ -66,6 +66,8 @@ const ComponentTrustBundle = "trust-bundle"
 const (
 	// LabelBackupSchedule names the EtcdBackupSchedule that created an EtcdSnapshot.
 	LabelBackupSchedule = LabelPrefix + "backup-schedule"
+	// LabelDefragSchedule names the EtcdDefragSchedule that created an EtcdDefrag.
+	LabelDefragSchedule = LabelPrefix + "defrag-schedule"
 	// LabelSnapshot names the EtcdSnapshot an agent Pod works for.
 	LabelSnapshot = LabelPrefix + "snapshot"
 	// ComponentSnapshotAgent is the LabelAppComponent of the Pods that take and delete snapshots.
@@ -360,6 +362,8 @@ const (
 	MsgDefragMinReclaimBound    = "minReclaim must not exceed freeSpaceAbove"
 	MsgDefragClusterRef         = "spec.clusterRef.name is required"
 	MsgDefragSpecImmutable      = "spec of an EtcdDefrag is immutable; create a new EtcdDefrag instead"
+	MsgDefragScheduleClusterRef = "spec.clusterRef.name must name the EtcdCluster to defragment"
+	MsgDefragScheduleName       = "an EtcdDefragSchedule's name is at most 63 characters: it labels the runs it creates"
 	MsgRestoreSpecImmutable     = "spec of an EtcdRestore is immutable; create a new EtcdRestore instead"
 	MsgRestoreClusterRef        = "spec.clusterRef.name must name the EtcdCluster to roll back"
 	MsgRestoreSafetySnapshot    = "spec.safetySnapshot.destination is required unless spec.source.snapshotRef is set (then the safety snapshot goes beside it)"

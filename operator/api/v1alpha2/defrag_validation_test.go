@@ -3,6 +3,7 @@ package v1alpha2_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,4 +66,28 @@ func TestDefragRejections(t *testing.T) {
 			Spec: v1.EtcdDefragSpec{ClusterRef: corev1.LocalObjectReference{Name: tc.name}, Rule: tc.rule}}
 		expectRejected(t, env.Client.Create(ctx, d), tc.msg)
 	}
+}
+
+func TestDefragScheduleValidation(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	ds := &v1.EtcdDefragSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "weekly"},
+		Spec: v1.EtcdDefragScheduleSpec{ClusterRef: corev1.LocalObjectReference{Name: "etcd"}, Schedule: "0 3 * * 0"}}
+	if err := env.Client.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	if l := ds.Spec.SuccessfulRunsHistoryLimit; l == nil || *l != 3 || ds.Spec.FailedRunsHistoryLimit == nil || *ds.Spec.FailedRunsHistoryLimit != 1 {
+		t.Errorf("history limits default to %v and %v, want 3 and 1", ds.Spec.SuccessfulRunsHistoryLimit, ds.Spec.FailedRunsHistoryLimit)
+	}
+	noCluster := ds.DeepCopy()
+	noCluster.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "nocluster"}
+	noCluster.Spec.ClusterRef.Name = ""
+	expectRejected(t, env.Client.Create(ctx, noCluster), v1.MsgDefragScheduleClusterRef)
+	long := ds.DeepCopy()
+	long.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: strings.Repeat("a", 64)}
+	expectRejected(t, env.Client.Create(ctx, long), v1.MsgDefragScheduleName)
+	badRule := ds.DeepCopy()
+	badRule.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "badrule"}
+	badRule.Spec.Rule = &v1.DefragRule{MinReclaim: ptr.To(resource.MustParse("1Mi"))}
+	expectRejected(t, env.Client.Create(ctx, badRule), v1.MsgDefragMinReclaimQuota)
 }

@@ -1,7 +1,8 @@
 // Package v1alpha2 holds the etcd-operator.cozystack.io/v1alpha2 API: EtcdCluster, which users
 // write, and EtcdMember, one per etcd member, which the operator writes; EtcdSnapshot (one
 // snapshot), EtcdBackupSchedule (snapshots on a schedule, with retention), EtcdRestore (an
-// in-place rollback of a running cluster) and EtcdDefrag (one defragmentation run).
+// in-place rollback of a running cluster), EtcdDefrag (one defragmentation run) and
+// EtcdDefragSchedule (defragmentation runs on a schedule).
 //
 // Field names and meanings match the public cozystack/etcd-operator v1alpha2 API so that its
 // manifests apply unchanged; fields this project adds are marked "Addition" in their docs.
@@ -31,7 +32,8 @@ var (
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &EtcdCluster{}, &EtcdClusterList{}, &EtcdMember{}, &EtcdMemberList{},
 		&EtcdSnapshot{}, &EtcdSnapshotList{}, &EtcdBackupSchedule{}, &EtcdBackupScheduleList{},
-		&EtcdRestore{}, &EtcdRestoreList{}, &EtcdDefrag{}, &EtcdDefragList{})
+		&EtcdRestore{}, &EtcdRestoreList{}, &EtcdDefrag{}, &EtcdDefragList{},
+		&EtcdDefragSchedule{}, &EtcdDefragScheduleList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -87,6 +87,11 @@ func ScheduledSnapshotName(schedule string, unixMinute int64) string {
 	return fmt.Sprintf("%s-%d", schedule, unixMinute)
 }
 
+// ScheduledDefragName is the EtcdDefrag a defrag schedule creates for the run due at a minute.
+func ScheduledDefragName(schedule string, unixMinute int64) string {
+	return fmt.Sprintf("%s-%d", schedule, unixMinute)
+}
+
 // joinPath puts file under dir, cleaned: a "../" can never climb out of the bucket or claim.
 func joinPath(dir, file string) string {
 	dir = strings.Trim(path.Clean("/"+dir), "/")

@@ -11,6 +11,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdbackupschedule"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcddefrag"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcddefragschedule"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdmember"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdrestore"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdsnapshot"
@@ -46,6 +47,7 @@ func Setup(mgr ctrl.Manager, access *etcdaccess.Access, tls *tlsmaterial.Source,
 		&etcdrestore.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdrestore-controller"), TLS: tls,
 			AgentImage: o.AgentImage},
 		&etcddefrag.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcddefrag-controller"), Etcd: access},
+		&etcddefragschedule.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcddefragschedule-controller")},
 	} {
 		if err := c.SetupWithManager(mgr); err != nil {
 			return err

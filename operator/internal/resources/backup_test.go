@@ -23,6 +23,9 @@ func TestBackupObjectsCarryClusterAndMaker(t *testing.T) {
 	sched := ScheduledSnapshot(bs, due)
 	safety := SafetySnapshot(er, dest)
 	ql := QuorumLossRestore(c, "abc", "latest")
+	ds := &v1alpha2.EtcdDefragSchedule{ObjectMeta: metav1.ObjectMeta{Name: "weekly", Namespace: "ns", UID: "ds-uid"},
+		Spec: v1alpha2.EtcdDefragScheduleSpec{ClusterRef: ref, Rule: &v1alpha2.DefragRule{All: true}}}
+	defrag := ScheduledDefrag(ds, due)
 	for _, tc := range []struct {
 		name, gotName, wantName string
 		labels                  map[string]string
@@ -32,13 +35,15 @@ func TestBackupObjectsCarryClusterAndMaker(t *testing.T) {
 		{"scheduled", sched.Name, v1alpha2.ScheduledSnapshotName("hourly", due.Unix()/60), sched.Labels, v1alpha2.LabelBackupSchedule, 0},
 		{"safety", safety.Name, v1alpha2.SafetySnapshotName("back"), safety.Labels, v1alpha2.LabelRestore, 0},
 		{"quorum loss", ql.Name, "db-quorum-loss-abc", ql.Labels, v1alpha2.LabelCluster, 1},
+		{"scheduled defrag", defrag.Name, v1alpha2.ScheduledDefragName("weekly", due.Unix()/60), defrag.Labels, v1alpha2.LabelDefragSchedule, 1},
 	} {
 		if tc.gotName != tc.wantName {
 			t.Errorf("%s: name %q, want %q", tc.name, tc.gotName, tc.wantName)
 		}
 		want := map[string]string{v1alpha2.LabelCluster: "db", v1alpha2.LabelAppManagedBy: v1alpha2.ManagedBy}
 		if tc.maker != v1alpha2.LabelCluster {
-			want[tc.maker] = map[string]string{v1alpha2.LabelBackupSchedule: "hourly", v1alpha2.LabelRestore: "back"}[tc.maker]
+			want[tc.maker] = map[string]string{v1alpha2.LabelBackupSchedule: "hourly", v1alpha2.LabelRestore: "back",
+				v1alpha2.LabelDefragSchedule: "weekly"}[tc.maker]
 		}
 		if !maps.Equal(tc.labels, want) {
 			t.Errorf("%s: labels %v, want %v", tc.name, tc.labels, want)
@@ -53,6 +58,10 @@ func TestBackupObjectsCarryClusterAndMaker(t *testing.T) {
 	if len(ql.OwnerReferences) != 1 || ql.OwnerReferences[0].UID != "uid" || ql.Spec.Source.SnapshotRef.Name != "latest" ||
 		ql.Annotations[v1alpha2.AnnotationQuorumLoss] != "true" {
 		t.Errorf("quorum loss restore: %+v", ql)
+	}
+	if o := defrag.OwnerReferences; len(o) != 1 || o[0].UID != "ds-uid" || o[0].Kind != "EtcdDefragSchedule" ||
+		defrag.Spec.Rule == nil || !defrag.Spec.Rule.All || defrag.Spec.ClusterRef.Name != "db" {
+		t.Errorf("scheduled defrag: %+v", defrag)
 	}
 }
 

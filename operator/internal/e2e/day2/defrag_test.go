@@ -30,6 +30,7 @@ const step = 4 * time.Minute
 // member shrinks, followers first and the leader last (after leadership moved off it), and no
 // acknowledged write is lost.
 func TestDefragFragmentedCluster(t *testing.T) {
+	t.Parallel()
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
 	e2eutil.CreateCluster(t, c, ns, "frag", 3)
@@ -76,6 +77,7 @@ func TestDefragFragmentedCluster(t *testing.T) {
 // writes; once its keys are deleted and compacted, an EtcdDefrag reclaims the space and
 // disarms the alarm, and writes go through again.
 func TestDefragClearsNoSpace(t *testing.T) {
+	t.Parallel()
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
 	e2eutil.CreateCluster(t, c, ns, "full", 1, func(s *v1alpha2.EtcdClusterSpec) {
