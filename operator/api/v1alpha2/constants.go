@@ -41,6 +41,11 @@ const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
 // template (spec.version) tries again; so does removing the annotation.
 const AnnotationRestoreRefused = LabelPrefix + "restore-refused"
 
+// AnnotationUserMetadata on an object the operator created records, as JSON {labels, annotations},
+// the keys spec.additionalMetadata put there: a key later removed from the spec is removed from
+// the object, and keys others set are never touched.
+const AnnotationUserMetadata = LabelPrefix + "additional-metadata"
+
 // AnnotationAllowDeletion set to "true" on an EtcdMember or a member's PVC lets a user delete
 // it past the operator chart's deletion-protection admission policy (which otherwise admits
 // only the operator, the garbage collector and the namespace controller). Deleting an

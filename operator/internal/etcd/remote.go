@@ -93,11 +93,13 @@ func (r *remote) MemberAddAsLearner(ctx context.Context, peerURL string) (Member
 	return Member{ID: resp.Member.ID, PeerURLs: resp.Member.PeerURLs, IsLearner: true}, nil
 }
 
+// MemberPromote is asked of the leader: a learner refuses it ("rpc not supported for learner",
+// etcd 3.5), and the balanced client may pick the very learner being promoted.
 func (r *remote) MemberPromote(ctx context.Context, id uint64) error {
-	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-	defer cancel()
-	_, err := r.c.MemberPromote(ctx, id)
-	return err
+	return r.onLeader(ctx, func(ctx context.Context, c *clientv3.Client) error {
+		_, err := c.MemberPromote(ctx, id)
+		return err
+	})
 }
 
 func (r *remote) MemberRemove(ctx context.Context, id uint64) error {
@@ -125,6 +127,14 @@ func (r *remote) Status(ctx context.Context, endpoint string) (EndpointStatus, e
 // MoveLeader must be served by the current leader, so it finds the leader's client URL and asks
 // it through a short-lived client pinned to that endpoint.
 func (r *remote) MoveLeader(ctx context.Context, transfereeID uint64) error {
+	return r.onLeader(ctx, func(ctx context.Context, c *clientv3.Client) error {
+		_, err := c.MoveLeader(ctx, transfereeID)
+		return err
+	})
+}
+
+// onLeader runs call through a short-lived client pinned to the current leader's client URL.
+func (r *remote) onLeader(ctx context.Context, call func(context.Context, *clientv3.Client) error) error {
 	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
 	defer cancel()
 	leaderURL, err := r.leaderEndpoint(ctx)
@@ -136,8 +146,7 @@ func (r *remote) MoveLeader(ctx context.Context, transfereeID uint64) error {
 		return err
 	}
 	defer func() { _ = c.Close() }()
-	_, err = c.MoveLeader(ctx, transfereeID)
-	return err
+	return call(ctx, c)
 }
 
 // defragTimeout bounds a defragmentation whose caller set no deadline: it rewrites the whole

@@ -95,24 +95,19 @@ func ClusterObjectMeta(c *v1alpha2.EtcdCluster, name, component string) metav1.O
 	if component != "" {
 		owned[v1alpha2.LabelAppComponent] = component
 	}
-	return metav1.ObjectMeta{
-		Name:            name,
-		Namespace:       c.Namespace,
-		Labels:          MergeMetadata(UserLabels(c.Spec.AdditionalMetadata), owned),
-		Annotations:     MergeMetadata(UserAnnotations(c.Spec.AdditionalMetadata), nil),
-		OwnerReferences: []metav1.OwnerReference{ClusterOwnerRef(c)},
-	}
+	meta := metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: maps.Clone(owned),
+		OwnerReferences: []metav1.OwnerReference{ClusterOwnerRef(c)}}
+	SyncUserMetadata(&meta, c.Spec.AdditionalMetadata, owned)
+	return meta
 }
 
 // memberObjectMeta is the metadata of a member-owned object (Pod, PVC).
 func memberObjectMeta(m *v1alpha2.EtcdMember, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:            name,
-		Namespace:       m.Namespace,
-		Labels:          MergeMetadata(UserLabels(m.Spec.AdditionalMetadata), MemberLabels(m.Spec.ClusterName, m.Name, m.Status.IsVoter)),
-		Annotations:     MergeMetadata(UserAnnotations(m.Spec.AdditionalMetadata), nil),
-		OwnerReferences: []metav1.OwnerReference{MemberOwnerRef(m)},
-	}
+	owned := MemberLabels(m.Spec.ClusterName, m.Name, m.Status.IsVoter)
+	meta := metav1.ObjectMeta{Name: name, Namespace: m.Namespace, Labels: maps.Clone(owned),
+		OwnerReferences: []metav1.OwnerReference{MemberOwnerRef(m)}}
+	SyncUserMetadata(&meta, m.Spec.AdditionalMetadata, owned)
+	return meta
 }
 
 // DesiredReplicas is spec.replicas with its default.

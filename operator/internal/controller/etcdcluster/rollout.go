@@ -29,15 +29,19 @@ func (r *Reconciler) syncTemplates(ctx context.Context, st *clusterState) error 
 		}
 		want := m.Spec.DeepCopy()
 		resources.ApplyTemplate(st.cluster, want, st.templateInputs())
-		if equality.Semantic.DeepEqual(&m.Spec, want) {
+		patch := client.MergeFrom(m.DeepCopy())
+		metaChanged := resources.SyncUserMetadata(m, st.cluster.Spec.AdditionalMetadata, resources.OwnedLabels(m))
+		if equality.Semantic.DeepEqual(&m.Spec, want) && !metaChanged {
 			continue
 		}
-		patch := client.MergeFrom(m.DeepCopy())
+		specChanged := !equality.Semantic.DeepEqual(&m.Spec, want)
 		m.Spec = *want
 		if err := r.Client.Patch(ctx, m, patch); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		changed++
+		if specChanged {
+			changed++
+		}
 	}
 	if changed > 0 {
 		r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonRollingUpdate, "UpdateTemplate",

@@ -30,14 +30,14 @@ func (r *Reconciler) latchToken(_ context.Context, st *clusterState) error {
 // publishNotReadyAddresses. Anything else users add is left alone.
 func (r *Reconciler) ensureServices(ctx context.Context, st *clusterState) error {
 	for _, want := range []*corev1.Service{resources.HeadlessService(st.cluster), resources.ClientService(st.cluster)} {
-		if err := r.ensureService(ctx, want); err != nil {
+		if err := r.ensureService(ctx, want, st.cluster.Spec.AdditionalMetadata); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Reconciler) ensureService(ctx context.Context, want *corev1.Service) error {
+func (r *Reconciler) ensureService(ctx context.Context, want *corev1.Service, meta *v1alpha2.AdditionalMetadata) error {
 	got := &corev1.Service{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), got)
 	if apierrors.IsNotFound(err) {
@@ -49,6 +49,7 @@ func (r *Reconciler) ensureService(ctx context.Context, want *corev1.Service) er
 	patch := client.MergeFrom(got.DeepCopy())
 	changed := !maps.Equal(got.Spec.Selector, want.Spec.Selector) ||
 		got.Spec.PublishNotReadyAddresses != want.Spec.PublishNotReadyAddresses
+	changed = resources.SyncUserMetadata(got, meta, resources.OwnedLabels(want)) || changed
 	got.Spec.Selector, got.Spec.PublishNotReadyAddresses = want.Spec.Selector, want.Spec.PublishNotReadyAddresses
 	for _, p := range want.Spec.Ports {
 		i := slices.IndexFunc(got.Spec.Ports, func(q corev1.ServicePort) bool { return q.Name == p.Name })
@@ -83,11 +84,13 @@ func (r *Reconciler) ensurePDB(ctx context.Context, st *clusterState) error {
 		return fmt.Errorf("PodDisruptionBudget %s exists and is not the operator's: remove it or set spec.podDisruptionBudget.enabled=false", got.Name)
 	case want == nil:
 		return client.IgnoreNotFound(r.Client.Delete(ctx, got))
-	case equality.Semantic.DeepEqual(got.Spec.MinAvailable, want.Spec.MinAvailable) && got.Spec.MaxUnavailable == nil &&
-		equality.Semantic.DeepEqual(got.Spec.Selector, want.Spec.Selector):
-		return nil
 	}
 	patch := client.MergeFrom(got.DeepCopy())
+	metaChanged := resources.SyncUserMetadata(got, st.cluster.Spec.AdditionalMetadata, resources.OwnedLabels(want))
+	if !metaChanged && equality.Semantic.DeepEqual(got.Spec.MinAvailable, want.Spec.MinAvailable) && got.Spec.MaxUnavailable == nil &&
+		equality.Semantic.DeepEqual(got.Spec.Selector, want.Spec.Selector) {
+		return nil
+	}
 	got.Spec.MinAvailable, got.Spec.MaxUnavailable, got.Spec.Selector = want.Spec.MinAvailable, nil, want.Spec.Selector
 	return r.Client.Patch(ctx, got, patch)
 }

@@ -82,7 +82,11 @@ func (r *Reconciler) ensurePVC(ctx context.Context, st *memberState) (bool, erro
 		return r.pvcLost(st, "PVC "+want.Name+" is being deleted")
 	}
 	st.pvcUID = string(got.UID)
-	return false, nil
+	patch := client.MergeFrom(got.DeepCopy())
+	if !resources.SyncUserMetadata(got, st.member.Spec.AdditionalMetadata, resources.OwnedLabels(want)) {
+		return false, nil
+	}
+	return false, r.Client.Patch(ctx, got, patch)
 }
 
 // pvcLost: the member's data went with its claim. Its Pod is not started on an empty one (etcd
@@ -155,11 +159,14 @@ func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool
 	if podRevision(st.pod) == "" {
 		annotations[v1alpha2.AnnotationPodRevision] = st.revision
 	}
-	if maps.Equal(labels, st.pod.Labels) && maps.Equal(annotations, st.pod.Annotations) {
+	// spec.additionalMetadata follows edits in place: metadata is not part of the revision.
+	want := metav1.ObjectMeta{Labels: labels, Annotations: annotations}
+	resources.SyncUserMetadata(&want, m.Spec.AdditionalMetadata, resources.MemberLabels(m.Spec.ClusterName, m.Name, m.Status.IsVoter))
+	if maps.Equal(want.Labels, st.pod.Labels) && maps.Equal(want.Annotations, st.pod.Annotations) {
 		return false, nil
 	}
 	patch := client.MergeFrom(st.pod.DeepCopy())
-	st.pod.Labels, st.pod.Annotations = labels, annotations
+	st.pod.Labels, st.pod.Annotations = want.Labels, want.Annotations
 	return false, r.Client.Patch(ctx, st.pod, patch)
 }
 

@@ -36,8 +36,9 @@ import (
 // the tools cache (hack/versions.env).
 const DefaultEtcdVersion = "3.6.16"
 
-// EtcdVersions are the versions the version-matrix scenarios run on.
-var EtcdVersions = []string{"3.6.16", "3.7.3"}
+// EtcdVersions are the versions the version-matrix scenarios run on, one per supported minor,
+// oldest first (the upgrade scenario walks them in order).
+var EtcdVersions = []string{"3.5.35", "3.6.16", "3.7.3"}
 
 // EtcdVersion is the version scenarios use by default.
 func EtcdVersion() string {

@@ -4,38 +4,55 @@ package lifecycle
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
-// TestRollingUpgrade: a version change is rolled out one member at a time while a client keeps
-// writing; every member keeps its ID and data, and no acknowledged write is lost.
+// TestRollingUpgrade: the cluster is upgraded one minor at a time through every supported
+// version (3.5 → 3.6 → 3.7) while a client keeps writing; each change is rolled out one member
+// at a time, every member keeps its ID and data, and no acknowledged write is lost. Skipping a
+// minor is refused where it is written, before any Pod is touched.
 func TestRollingUpgrade(t *testing.T) {
-	from, to := e2eutil.EtcdVersions[0], e2eutil.EtcdVersions[len(e2eutil.EtcdVersions)-1]
+	vs := e2eutil.EtcdVersions
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "up", 3, e2eutil.Version(from))
+	e2eutil.CreateCluster(t, c, ns, "up", 3, e2eutil.Version(vs[0]))
 	e2eutil.WaitConverged(t, c, ns, "up", 3, 2*step)
+	if len(vs) > 2 {
+		err := setVersion(t, c, ns, "up", vs[2])
+		if err == nil || !strings.Contains(err.Error(), v1alpha2.MsgVersionPath) {
+			t.Fatalf("%s -> %s: %v, want the version-path refusal", vs[0], vs[2], err)
+		}
+		t.Logf("%s -> %s refused: %v", vs[0], vs[2], err)
+	}
+	cli := e2eutil.EtcdClient(t, c, ns, "up")
+	w := e2eutil.StartWriter(cli, "upgrade")
+	e2eutil.WaitFor(t, step, "the writer's first writes", func() bool { return w.Acked() > 10 })
+	for i := 1; i < len(vs); i++ {
+		upgradeStep(t, c, ns, vs[i-1], vs[i])
+	}
+	acked, failed, errs := w.Stop()
+	t.Logf("%d writes during the upgrades, %d failed attempts (retried) %v", acked, failed, errs)
+	e2eutil.VerifyWrites(t, cli, "upgrade", acked)
+}
+
+// upgradeStep changes the version from one minor to the next and waits for every member to run it.
+func upgradeStep(t *testing.T, c *framework.Cluster, ns, from, to string) {
 	before := map[string]v1alpha2.EtcdMember{}
 	podUID := map[string]string{}
 	for _, m := range e2eutil.Members(t, c, ns, "up") {
 		before[m.Name] = m
 		podUID[m.Name] = string(e2eutil.Pod(t, c, ns, m.Name).UID)
 	}
-	cli := e2eutil.EtcdClient(t, c, ns, "up")
-	w := e2eutil.StartWriter(cli, "upgrade")
-	e2eutil.WaitFor(t, step, "the writer's first writes", func() bool { return w.Acked() > 10 })
-
-	ec := e2eutil.GetCluster(t, c, ns, "up")
-	patch := client.MergeFrom(ec.DeepCopy())
-	ec.Spec.Version = to
-	if err := c.Client.Patch(context.Background(), ec, patch); err != nil {
+	if err := setVersion(t, c, ns, "up", to); err != nil {
 		t.Fatal(err)
 	}
 	sawRollout := false
@@ -51,12 +68,9 @@ func TestRollingUpgrade(t *testing.T) {
 		}
 		return ec.Status.Rollout == nil && e2eutil.Converged(t, c, ns, "up", 3)
 	})
-	acked, failed, errs := w.Stop()
-	t.Logf("%s -> %s: rolled 3 members in %s; %d writes during it, %d failed attempts (retried) %v",
-		from, to, took.Round(100*time.Millisecond), acked, failed, errs)
-	e2eutil.VerifyWrites(t, cli, "upgrade", acked)
+	t.Logf("%s -> %s: rolled 3 members in %s", from, to, took.Round(100*time.Millisecond))
 	if !sawRollout {
-		t.Error("Progressing never reported RollingUpdate")
+		t.Errorf("%s -> %s: Progressing never reported RollingUpdate", from, to)
 	}
 	for _, m := range e2eutil.Members(t, c, ns, "up") {
 		b, ok := before[m.Name]
@@ -69,4 +83,12 @@ func TestRollingUpgrade(t *testing.T) {
 			t.Errorf("member %s Pod was not restarted", m.Name)
 		}
 	}
+}
+
+func setVersion(t *testing.T, c *framework.Cluster, ns, name, version string) error {
+	t.Helper()
+	ec := e2eutil.GetCluster(t, c, ns, name)
+	patch := client.MergeFrom(ec.DeepCopy())
+	ec.Spec.Version = version
+	return c.Client.Patch(context.Background(), ec, patch)
 }
