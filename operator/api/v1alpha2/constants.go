@@ -215,6 +215,10 @@ const (
 	// lost for good; its Pod is not started on an empty claim (member's Ready condition).
 	ReasonDataLost = "DataLost"
 
+	// ReasonImagePullFailed: a member's image cannot be pulled (most often a spec.version with no
+	// such etcd release); on the member's Ready and the cluster's Degraded condition, and an Event.
+	ReasonImagePullFailed = "ImagePullFailed"
+
 	// EtcdMember reasons.
 	ReasonPodReady            = "PodReady"
 	ReasonPodNotReady         = "PodNotReady"

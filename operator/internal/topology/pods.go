@@ -3,6 +3,7 @@ package topology
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,6 +69,25 @@ func ContainerCannotStart(pod *corev1.Pod, container string) (why string, stuck 
 	for _, cs := range pod.Status.ContainerStatuses {
 		if w := cs.State.Waiting; cs.Name == container && w != nil && (w.Reason == "CreateContainerConfigError" || w.Reason == "InvalidImageName") {
 			return fmt.Sprintf("the agent cannot start: %s: %s", w.Reason, w.Message), true
+		}
+	}
+	return "", false
+}
+
+// imagePullReasons are the kubelet's waiting reasons for an image it cannot get.
+var imagePullReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
+
+// ImageNotPulled: a container of the Pod (init containers included) waits for an image the
+// kubelet cannot pull (no such tag, a registry refusing); why names the image and the kubelet's
+// reason.
+func ImageNotPulled(pod *corev1.Pod) (why string, stuck bool) {
+	if pod == nil {
+		return "", false
+	}
+	statuses := append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && imagePullReasons[w.Reason] {
+			return fmt.Sprintf("image %s of container %s cannot be pulled (%s: %s)", cs.Image, cs.Name, w.Reason, w.Message), true
 		}
 	}
 	return "", false

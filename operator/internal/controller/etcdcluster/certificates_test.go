@@ -165,7 +165,7 @@ func TestEnsureCertificatesWithoutCertManager(t *testing.T) {
 	if !st.certManagerMissing {
 		t.Fatal("missing cert-manager not noticed")
 	}
-	d, ok := tlsDegraded(st)
+	d, ok := startDegraded(st)
 	if !ok || d.Status != metav1.ConditionTrue || d.Reason != v1alpha2.ReasonCertManagerNotInstalled {
 		t.Errorf("Degraded %+v", d)
 	}
@@ -176,12 +176,12 @@ func TestTLSDegradedNamesInvalidMember(t *testing.T) {
 	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: v1alpha2.ConditionReady, Status: metav1.ConditionFalse,
 		Reason: v1alpha2.ReasonCertificateInvalid, Message: `does not cover "etcd-x.etcd.ns.svc"`})
 	st := &clusterState{members: []v1alpha2.EtcdMember{m}}
-	d, ok := tlsDegraded(st)
+	d, ok := startDegraded(st)
 	if !ok || d.Reason != v1alpha2.ReasonCertificateInvalid || !strings.Contains(d.Message, "etcd-x.etcd.ns.svc") {
 		t.Errorf("Degraded %+v %v", d, ok)
 	}
 	st.members[0].Status.Conditions[0].Reason = v1alpha2.ReasonPodReady
-	if _, ok := tlsDegraded(st); ok {
+	if _, ok := startDegraded(st); ok {
 		t.Error("a healthy member made the cluster TLS-degraded")
 	}
 }

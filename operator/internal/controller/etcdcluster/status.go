@@ -228,7 +228,7 @@ func conditions(st *clusterState, now time.Time) []metav1.Condition {
 		prog = cond(v1alpha2.ConditionProgressing, false, v1alpha2.ReasonDeadlineExceeded,
 			"no progress since %s (still trying): %s", d.UTC().Format(time.RFC3339), prog.Message)
 	}
-	if d, ok := tlsDegraded(st); ok {
+	if d, ok := startDegraded(st); ok {
 		degraded = d
 	}
 	if st.restoreWait != nil {
@@ -243,10 +243,10 @@ func conditions(st *clusterState, now time.Time) []metav1.Condition {
 	return []metav1.Condition{avail, prog, degraded}
 }
 
-// tlsDegraded surfaces what keeps members from starting: cert-manager missing, a member whose
-// certificate does not fit it, or a seed whose restore failed (the member controller names the
-// problem).
-func tlsDegraded(st *clusterState) (metav1.Condition, bool) {
+// startDegraded surfaces what keeps members from starting: cert-manager missing, a member whose
+// certificate does not fit it or whose image cannot be pulled, or a seed whose restore failed (the
+// member controller names the problem).
+func startDegraded(st *clusterState) (metav1.Condition, bool) {
 	const dg = v1alpha2.ConditionDegraded
 	if st.certManagerMissing {
 		return cond(dg, true, v1alpha2.ReasonCertManagerNotInstalled,
@@ -258,7 +258,8 @@ func tlsDegraded(st *clusterState) (metav1.Condition, bool) {
 			continue
 		}
 		if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil &&
-			(r.Reason == v1alpha2.ReasonCertificateInvalid || slices.Contains(v1alpha2.RestoreFailureReasons, r.Reason)) {
+			(r.Reason == v1alpha2.ReasonCertificateInvalid || r.Reason == v1alpha2.ReasonImagePullFailed ||
+				slices.Contains(v1alpha2.RestoreFailureReasons, r.Reason)) {
 			return cond(dg, true, r.Reason, "member %s not started: %s", m.Name, r.Message), true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,11 @@ func (r *Reconciler) updateStatus(ctx context.Context, st *memberState) (reconci
 	computeStatus(want, st)
 	if equality.Semantic.DeepEqual(&m.Status, want) {
 		return reconcile.Result{}, nil
+	}
+	before := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady)
+	if now := meta.FindStatusCondition(want.Conditions, v1alpha2.ConditionReady); now.Reason == v1alpha2.ReasonImagePullFailed &&
+		(before == nil || before.Reason != now.Reason) {
+		r.event(m, corev1.EventTypeWarning, now.Reason, "StartPod", "%s", now.Message)
 	}
 	patch := client.MergeFrom(m.DeepCopy())
 	m.Status = *want
@@ -76,6 +82,8 @@ func readyCondition(st *memberState, memberID string) metav1.Condition {
 		c.Reason, c.Message = v1alpha2.ReasonPodNotReady, st.waiting
 	case st.pod == nil:
 		c.Reason, c.Message = v1alpha2.ReasonPodNotReady, "no Pod"
+	case imagePullFailed(st.pod) != "":
+		c.Reason, c.Message = v1alpha2.ReasonImagePullFailed, imagePullFailed(st.pod)
 	default:
 		c.Reason, c.Message = v1alpha2.ReasonPodNotReady, fmt.Sprintf("Pod is %s and not ready", st.pod.Status.Phase)
 	}
@@ -89,4 +97,14 @@ func versionCondition(m *v1alpha2.EtcdMember, running string) metav1.Condition {
 	}
 	return metav1.Condition{Type: v1alpha2.ConditionVersionDrifted, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonVersionMatched,
 		Message: "running version matches spec (or is not known yet)"}
+}
+
+// imagePullFailed says why the member cannot start when its image cannot be pulled: most often a
+// spec.version with no such etcd release, or a wrong spec.imageRepository.
+func imagePullFailed(pod *corev1.Pod) string {
+	why, stuck := topology.ImageNotPulled(pod)
+	if !stuck {
+		return ""
+	}
+	return why + "; check spec.version (an etcd release, e.g. 3.6.16) and spec.imageRepository"
 }

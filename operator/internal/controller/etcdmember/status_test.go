@@ -16,6 +16,20 @@ func readyPod(uid string) *corev1.Pod {
 		Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 }
 
+func pullingPod(uid, reason string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m", UID: typesUID(uid)}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "etcd", Image: "quay.io/coreos/etcd:v3.6.99",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "not found"}}}}
+	return p
+}
+
+func pullingInitPod(uid, reason string) *corev1.Pod {
+	p := pullingPod(uid, "PodInitializing")
+	p.Status.InitContainerStatuses, p.Status.ContainerStatuses = p.Status.ContainerStatuses, nil
+	p.Status.InitContainerStatuses[0].State.Waiting.Reason = reason
+	return p
+}
+
 func TestComputeStatus(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -30,6 +44,9 @@ func TestComputeStatus(t *testing.T) {
 		{"no ID yet", memberState{pod: readyPod("u1")}, "", false, v1alpha2.ReasonDiscoveringMemberID, "u1", 1},
 		{"pending", memberState{waiting: "waiting to be added to etcd"}, "", false, v1alpha2.ReasonPodNotReady, "", 0},
 		{"tmpfs data lost keeps the old UID", memberState{dataLost: true, waiting: "lost"}, "abc", false, v1alpha2.ReasonPodNotReady, "old", 0},
+		{"no such image", memberState{pod: pullingPod("u2", "ImagePullBackOff")}, "abc", false, v1alpha2.ReasonImagePullFailed, "u2", 1},
+		{"no such init image", memberState{pod: pullingInitPod("u3", "ErrImagePull")}, "", false, v1alpha2.ReasonImagePullFailed, "u3", 1},
+		{"still creating", memberState{pod: pullingPod("u4", "ContainerCreating")}, "abc", false, v1alpha2.ReasonPodNotReady, "u4", 1},
 	}
 	for _, tc := range cases {
 		m := &v1alpha2.EtcdMember{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 2},
