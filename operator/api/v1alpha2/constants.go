@@ -159,6 +159,9 @@ const (
 	// be reached from in one step (a minor skipped over two edits, or a downgrade); Event, and
 	// the Progressing condition's message.
 	ReasonVersionSkew = "VersionSkew"
+	// ReasonWaitingForSnapshot: a minor upgrade waits until every member has taken a snapshot on
+	// the minor it was upgraded to (Event, and the Progressing condition's message).
+	ReasonWaitingForSnapshot = "WaitingForSnapshot"
 	// ReasonCertificateInvalid: a member's server or peer certificate does not fit it (a
 	// missing SAN or usage, a broken chain, expiry); its Pod is not started. On the member's
 	// Ready condition and the cluster's Degraded condition.

@@ -229,6 +229,19 @@ type ClusterMemberStatus struct {
 	Ready bool `json:"ready,omitempty"`
 }
 
+// MinorRecord is when every member started running one etcd minor.
+type MinorRecord struct {
+	// Version is the minor, e.g. 3.6.
+	Version string `json:"version"`
+	// RaftIndex is etcd's raft index when every member was first seen running it.
+	RaftIndex int64 `json:"raftIndex,omitempty"`
+	// Upgraded: the cluster ran an older minor before, so the members' WAL may hold entries that
+	// minor wrote until each has taken a snapshot since RaftIndex (etcd 3.7 cannot replay what
+	// 3.5 wrote).
+	// +optional
+	Upgraded bool `json:"upgraded,omitempty"`
+}
+
 // EtcdClusterStatus is the observed state of an etcd cluster.
 type EtcdClusterStatus struct {
 	// ObservedGeneration is the generation this status describes. Addition.
@@ -254,6 +267,10 @@ type EtcdClusterStatus struct {
 	// spec.tls.client was being added to a running cluster. Addition.
 	// +optional
 	ClientTLSServing bool `json:"clientTLSServing,omitempty"`
+	// Minor records since when every member runs the current etcd minor; a minor upgrade after
+	// an upgrade waits for every member to snapshot on it (see MinorRecord). Addition.
+	// +optional
+	Minor *MinorRecord `json:"minor,omitempty"`
 	// AuthEnabled is latched once etcd auth has been enabled; from then on the operator logs
 	// in as its own etcd user (Secret <cluster>-operator-auth).
 	// +optional

@@ -65,7 +65,12 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 	}
 	if st.rollout.Kind == rollout.Restart || st.rollout.Kind == rollout.MoveLeader {
 		if msg := rollout.VersionSkew(st.cluster.Spec.Version, runningVersions(st)); msg != "" {
-			r.warnVersionSkew(st, msg)
+			r.warnHeld(st, v1alpha2.ReasonVersionSkew, msg)
+			st.rollout = rollout.Action{Kind: rollout.Wait, Message: msg}
+			return nil
+		}
+		if msg := snapshotWait(st); msg != "" {
+			r.warnHeld(st, v1alpha2.ReasonWaitingForSnapshot, msg)
 			st.rollout = rollout.Action{Kind: rollout.Wait, Message: msg}
 			return nil
 		}
@@ -100,13 +105,14 @@ func runningVersions(st *clusterState) []string {
 	return out
 }
 
-// warnVersionSkew emits a Warning the first time the rollout holds for msg (Progressing
-// carries it from then on).
-func (r *Reconciler) warnVersionSkew(st *clusterState, msg string) {
-	if p := meta.FindStatusCondition(st.cluster.Status.Conditions, v1alpha2.ConditionProgressing); p != nil && strings.Contains(p.Message, msg) {
+// warnHeld emits a Warning the first time the rollout holds for a reason (Progressing carries
+// the message from then on; a snapshot wait's count changes with every write).
+func (r *Reconciler) warnHeld(st *clusterState, reason, msg string) {
+	if p := meta.FindStatusCondition(st.cluster.Status.Conditions, v1alpha2.ConditionProgressing); p != nil &&
+		strings.Contains(p.Message, strings.SplitN(msg, ":", 2)[0]) {
 		return
 	}
-	r.event(st.cluster, corev1.EventTypeWarning, v1alpha2.ReasonVersionSkew, "RollingUpdate", "rollout held: %s", msg)
+	r.event(st.cluster, corev1.EventTypeWarning, reason, "RollingUpdate", "rollout held: %s", msg)
 }
 
 // grantRestart lets the member controller restart the member's Pod into its update revision,

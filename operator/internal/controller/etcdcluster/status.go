@@ -180,6 +180,7 @@ func computeStatus(st *clusterState, now time.Time) {
 		}
 	}
 	s.Members = clusterMemberStatuses(st)
+	s.Minor = minorRecord(s.Minor, st)
 	s.Rollout = rolloutStatus(st)
 	if st.etcd.list != nil {
 		s.LeaderID = ""

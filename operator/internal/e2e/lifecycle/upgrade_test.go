@@ -20,13 +20,13 @@ import (
 // TestRollingUpgrade: the cluster is upgraded one minor at a time through every supported
 // version (3.5 → 3.6 → 3.7) while a client keeps writing; each change is rolled out one member
 // at a time, every member keeps its ID and data, and no acknowledged write is lost. Skipping a
-// minor is refused where it is written, before any Pod is touched.
+// minor is refused where it is written, before any Pod is touched. After an upgrade, the next
+// one waits until every member has snapshotted on the new minor (etcd 3.7 cannot replay WAL
+// entries 3.5 wrote): with no writes it holds and says why, and writes let it go on.
 func TestRollingUpgrade(t *testing.T) {
 	vs := e2eutil.EtcdVersions
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	// A small snapshot count: each step waits for every member to snapshot on its new minor
-	// before the next (see waitSnapshotted).
 	e2eutil.CreateCluster(t, c, ns, "up", 3, e2eutil.Version(vs[0]), func(s *v1alpha2.EtcdClusterSpec) {
 		s.Options = &v1alpha2.EtcdOptions{SnapshotCount: ptr.To(snapshotCount)}
 	})
@@ -39,44 +39,62 @@ func TestRollingUpgrade(t *testing.T) {
 		t.Logf("%s -> %s refused: %v", vs[0], vs[2], err)
 	}
 	cli := e2eutil.EtcdClient(t, c, ns, "up")
-	w := e2eutil.StartWriter(cli, "upgrade")
-	e2eutil.WaitFor(t, step, "the writer's first writes", func() bool { return w.Acked() > 10 })
 	for i := 1; i < len(vs); i++ {
-		if i > 1 {
-			waitSnapshotted(t, w)
+		before := memberPods(t, c, ns)
+		if err := setVersion(t, c, ns, "up", vs[i]); err != nil {
+			t.Fatal(err)
 		}
-		upgradeStep(t, c, ns, vs[i-1], vs[i])
+		if i > 1 {
+			holdsForSnapshot(t, c, ns, vs[i-1], before)
+		}
+		prefix := "upgrade-" + vs[i]
+		w := e2eutil.StartWriter(cli, prefix)
+		waitRolled(t, c, ns, vs[i-1], vs[i], before)
+		acked, failed, errs := w.Stop()
+		t.Logf("%s: %d writes during the step, %d failed attempts (retried) %v", vs[i], acked, failed, errs)
+		e2eutil.VerifyWrites(t, cli, prefix, acked)
 	}
-	acked, failed, errs := w.Stop()
-	t.Logf("%d writes during the upgrades, %d failed attempts (retried) %v", acked, failed, errs)
-	e2eutil.VerifyWrites(t, cli, "upgrade", acked)
 }
 
-// snapshotCount is the upgrade cluster's --snapshot-count.
+// snapshotCount is the upgrade cluster's --snapshot-count, small so a snapshot comes quickly.
 const snapshotCount int64 = 1000
 
-// waitSnapshotted lets more than a snapshot count of writes through after a minor upgrade, so
-// every member has taken a snapshot on the new minor before the next one. etcd replays the WAL
-// from its last snapshot, and a 3.7 member cannot replay entries a 3.5 member wrote: upgraded
-// 3.6 → 3.7 before any snapshot on 3.6, it panics at start (the operator then replaces it).
-// The operator does not wait for this itself; the runbook says so.
-func waitSnapshotted(t *testing.T, w *e2eutil.Writer) {
+// holdsForSnapshot: right after an upgrade to from and with no writes, the next upgrade holds
+// (Progressing says every member must snapshot on from first) and restarts nobody.
+func holdsForSnapshot(t *testing.T, c *framework.Cluster, ns, from string, before map[string]memberPod) {
 	t.Helper()
-	from := w.Acked()
-	e2eutil.WaitFor(t, step, "a snapshot count of writes on the new minor", func() bool { return int64(w.Acked()-from) > 2*snapshotCount })
+	var msg string
+	e2eutil.WaitFor(t, step, "the rollout held for a snapshot on "+from, func() bool {
+		p := meta.FindStatusCondition(e2eutil.GetCluster(t, c, ns, "up").Status.Conditions, v1alpha2.ConditionProgressing)
+		if p != nil && strings.Contains(p.Message, "take a snapshot on etcd "+strings.Join(strings.Split(from, ".")[:2], ".")) {
+			msg = p.Message
+			return true
+		}
+		return false
+	})
+	t.Logf("held: %s", msg)
+	for name, p := range memberPods(t, c, ns) {
+		if before[name].podUID != p.podUID {
+			t.Errorf("member %s was restarted while the rollout waits for a snapshot", name)
+		}
+	}
+	if e2eutil.FindEvent(t, c, ns, "up", v1alpha2.ReasonWaitingForSnapshot) == nil {
+		t.Error("no WaitingForSnapshot Event")
+	}
 }
 
-// upgradeStep changes the version from one minor to the next and waits for every member to run it.
-func upgradeStep(t *testing.T, c *framework.Cluster, ns, from, to string) {
-	before := map[string]v1alpha2.EtcdMember{}
-	podUID := map[string]string{}
+type memberPod struct{ memberID, podUID string }
+
+func memberPods(t *testing.T, c *framework.Cluster, ns string) map[string]memberPod {
+	out := map[string]memberPod{}
 	for _, m := range e2eutil.Members(t, c, ns, "up") {
-		before[m.Name] = m
-		podUID[m.Name] = string(e2eutil.Pod(t, c, ns, m.Name).UID)
+		out[m.Name] = memberPod{memberID: m.Status.MemberID, podUID: string(e2eutil.Pod(t, c, ns, m.Name).UID)}
 	}
-	if err := setVersion(t, c, ns, "up", to); err != nil {
-		t.Fatal(err)
-	}
+	return out
+}
+
+// waitRolled waits for every member to run to, restarted in place with its ID kept.
+func waitRolled(t *testing.T, c *framework.Cluster, ns, from, to string, before map[string]memberPod) {
 	sawRollout := false
 	took := e2eutil.WaitFor(t, 3*step, "every member on "+to, func() bool {
 		ec := e2eutil.GetCluster(t, c, ns, "up")
@@ -94,15 +112,15 @@ func upgradeStep(t *testing.T, c *framework.Cluster, ns, from, to string) {
 	if !sawRollout {
 		t.Errorf("%s -> %s: Progressing never reported RollingUpdate", from, to)
 	}
-	for _, m := range e2eutil.Members(t, c, ns, "up") {
-		b, ok := before[m.Name]
+	for name, p := range memberPods(t, c, ns) {
+		b, ok := before[name]
 		switch {
 		case !ok:
-			t.Errorf("member %s is new: the upgrade replaced a member instead of restarting it", m.Name)
-		case m.Status.MemberID != b.Status.MemberID:
-			t.Errorf("member %s ID %s -> %s", m.Name, b.Status.MemberID, m.Status.MemberID)
-		case string(e2eutil.Pod(t, c, ns, m.Name).UID) == podUID[m.Name]:
-			t.Errorf("member %s Pod was not restarted", m.Name)
+			t.Errorf("member %s is new: the upgrade replaced a member instead of restarting it", name)
+		case p.memberID != b.memberID:
+			t.Errorf("member %s ID %s -> %s", name, b.memberID, p.memberID)
+		case p.podUID == b.podUID:
+			t.Errorf("member %s Pod was not restarted", name)
 		}
 	}
 }
