@@ -122,6 +122,10 @@ const (
 const (
 	ConditionReady          = "Ready"
 	ConditionVersionDrifted = "VersionDrifted"
+	// ConditionVolumeResized on an EtcdMember with a PVC: True once the claim's capacity reaches
+	// spec.storage.size; False while it grows (Resizing) or when its StorageClass does not allow
+	// expansion (ExpansionNotSupported).
+	ConditionVolumeResized = "VolumeResized"
 )
 
 // Condition reasons. The set matches the public v1alpha2 operator's, plus this project's additions.
@@ -217,6 +221,11 @@ const (
 	// ReasonDataLost: a PVC member's claim is gone, being deleted or replaced, so its data is
 	// lost for good; its Pod is not started on an empty claim (member's Ready condition).
 	ReasonDataLost = "DataLost"
+
+	// Volume resizing (EtcdMember's VolumeResized condition and Events).
+	ReasonResized               = "Resized"
+	ReasonResizing              = "Resizing"
+	ReasonExpansionNotSupported = "ExpansionNotSupported"
 
 	// ReasonImagePullFailed: a member's image cannot be pulled (most often a spec.version with no
 	// such etcd release); on the member's Ready and the cluster's Degraded condition, and an Event.

@@ -19,7 +19,8 @@ const (
 
 // StorageSpec describes a member's data volume.
 type StorageSpec struct {
-	// Size of the PVC, or the sizeLimit of the tmpfs with medium Memory.
+	// Size of the PVC, or the sizeLimit of the tmpfs with medium Memory. It only grows; existing
+	// PVCs are resized online when their StorageClass allows volume expansion.
 	// +kubebuilder:default="1Gi"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0",message="spec.storage.size cannot be shrunk"
 	// +optional

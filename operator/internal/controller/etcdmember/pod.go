@@ -83,10 +83,12 @@ func (r *Reconciler) ensurePVC(ctx context.Context, st *memberState) (bool, erro
 	}
 	st.pvcUID = string(got.UID)
 	patch := client.MergeFrom(got.DeepCopy())
-	if !resources.SyncUserMetadata(got, st.member.Spec.AdditionalMetadata, resources.OwnedLabels(want)) {
-		return false, nil
+	if resources.SyncUserMetadata(got, st.member.Spec.AdditionalMetadata, resources.OwnedLabels(want)) {
+		if err := r.Client.Patch(ctx, got, patch); err != nil {
+			return false, err
+		}
 	}
-	return false, r.Client.Patch(ctx, got, patch)
+	return false, r.resizePVC(ctx, st, got)
 }
 
 // pvcLost: the member's data went with its claim. Its Pod is not started on an empty one (etcd

@@ -60,6 +60,11 @@ func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
 	}
 	meta.SetStatusCondition(&s.Conditions, readyCondition(st, s.MemberID))
 	meta.SetStatusCondition(&s.Conditions, versionCondition(m, s.Version))
+	if st.volume.Reason != "" {
+		v := st.volume
+		v.Type = v1alpha2.ConditionVolumeResized
+		meta.SetStatusCondition(&s.Conditions, v)
+	}
 	for i := range s.Conditions {
 		s.Conditions[i].ObservedGeneration = m.Generation
 	}
