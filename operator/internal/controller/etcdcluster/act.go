@@ -89,7 +89,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 			return err
 		}
 		m = resources.NewMember(st.cluster, st.status.ClusterToken, true, restore, st.templateInputs())
-		if err := r.Client.Create(ctx, m); err != nil {
+		if err := r.createMember(ctx, st, m); err != nil {
 			return err
 		}
 		r.event(st.cluster, corev1.EventTypeNormal, "SeedCreated", "Bootstrap", "created seed member %s", m.Name)
@@ -107,7 +107,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 // in between, the next pass finds the pending member and completes it.
 func (r *Reconciler) addMember(ctx context.Context, st *clusterState) error {
 	m := resources.NewMember(st.cluster, st.status.ClusterToken, false, nil, st.templateInputs())
-	if err := r.Client.Create(ctx, m); err != nil {
+	if err := r.createMember(ctx, st, m); err != nil {
 		return err
 	}
 	r.event(st.cluster, corev1.EventTypeNormal, "MemberCreated", "ScaleUp", "created member %s", m.Name)

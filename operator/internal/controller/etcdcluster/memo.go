@@ -1,11 +1,15 @@
 package etcdcluster
 
 import (
+	"context"
 	"strconv"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
@@ -41,6 +45,9 @@ type clusterMemo struct {
 	reported map[string]string
 	// warnedGen is the generation last checked for an even replica count (0: none yet).
 	warnedGen int64
+	// created is the EtcdMember the last pass created, until the member cache has it: a pass
+	// on a cache without it would decide on one member too few (and create a second seed).
+	created string
 }
 
 // memo returns the cluster's memo, a fresh one for a new incarnation of the name.
@@ -91,3 +98,35 @@ func (m *clusterMemo) due(c *v1alpha2.EtcdCluster, topic, reason string) bool {
 
 // resolved: the topic's problem is gone; its next occurrence is reported again.
 func (m *clusterMemo) resolved(topic string) { m.reported[topic] = "" }
+
+// createMember creates m and remembers it until the member cache has it (membersBehind).
+func (r *Reconciler) createMember(ctx context.Context, st *clusterState, m *v1alpha2.EtcdMember) error {
+	if err := r.Client.Create(ctx, m); err != nil {
+		return err
+	}
+	st.memo.created = m.Name
+	return nil
+}
+
+// membersBehind: the member this reconciler created last is not in the member cache yet,
+// though the apiserver has it. Watches of different kinds are not ordered, so a pass woken by
+// its own status write can run before the member's create reaches the cache.
+func (r *Reconciler) membersBehind(ctx context.Context, c *v1alpha2.EtcdCluster, memo *clusterMemo) (bool, error) {
+	if memo.created == "" {
+		return false, nil
+	}
+	key := client.ObjectKey{Namespace: c.Namespace, Name: memo.created}
+	err := r.Client.Get(ctx, key, &v1alpha2.EtcdMember{})
+	if apierrors.IsNotFound(err) && r.apiReader != nil {
+		err = r.apiReader.Get(ctx, key, &v1alpha2.EtcdMember{})
+		if err == nil {
+			log.FromContext(ctx).V(1).Info("member cache behind our create; looking again", "member", memo.created)
+			return true, nil
+		}
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return false, err
+	}
+	memo.created = "" // cached, or deleted since
+	return false, nil
+}

@@ -7,11 +7,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd/etcdtest"
+	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 )
 
 func TestCacheBehind(t *testing.T) {
@@ -134,5 +140,92 @@ func TestMemoPerIncarnation(t *testing.T) {
 	r.forget(types.NamespacedName{Namespace: "ns", Name: "c"})
 	if _, ok := r.memos.Load(types.NamespacedName{Namespace: "ns", Name: "c"}); ok {
 		t.Error("memo not forgotten")
+	}
+}
+
+// laggingCache is a cache that has not seen the members written through it yet: member
+// writes go to the apiserver (live) only; everything else reads and writes the cache.
+type laggingCache struct {
+	client.Client
+	live client.Client
+}
+
+func (l laggingCache) route(obj client.Object) client.Client {
+	if _, ok := obj.(*v1alpha2.EtcdMember); ok {
+		return l.live
+	}
+	return l.Client
+}
+
+func (l laggingCache) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	return l.route(obj).Create(ctx, obj, opts...)
+}
+
+func (l laggingCache) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+	return l.route(obj).Patch(ctx, obj, p, opts...)
+}
+
+func (l laggingCache) Status() client.SubResourceWriter { return laggingStatus{l} }
+
+type laggingStatus struct{ l laggingCache }
+
+func (s laggingStatus) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	return s.l.route(obj).Status().Create(ctx, obj, sub, opts...)
+}
+
+func (s laggingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return s.l.route(obj).Status().Update(ctx, obj, opts...)
+}
+
+func (s laggingStatus) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+	return s.l.route(obj).Status().Patch(ctx, obj, p, opts...)
+}
+
+func (s laggingStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	return s.l.Client.Status().Apply(ctx, obj, opts...)
+}
+
+// A pass on a member cache that lacks the seed the last pass created waits for the cache
+// instead of creating a second seed (two seeds are two etcd clusters under one name).
+func TestNoSecondSeedOnALaggingCache(t *testing.T) {
+	c := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u"},
+		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3), Version: "3.6.16"}}
+	s := certScheme(t)
+	cache := fake.NewClientBuilder().WithScheme(s).WithObjects(c).WithStatusSubresource(c, &v1alpha2.EtcdMember{}).Build()
+	live := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha2.EtcdMember{}).Build()
+	r := &Reconciler{Client: laggingCache{Client: cache, live: live}, apiReader: live,
+		Recorder: events.NewFakeRecorder(100), Etcd: etcdaccess.New(etcdtest.NewFakeFactory(), nil, cache)}
+	ctx := context.Background()
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)}
+	seeds := func() int {
+		var list v1alpha2.EtcdMemberList
+		if err := live.List(ctx, &list); err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items)
+	}
+	for pass := range 3 {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
+		}
+		if n := seeds(); n != 1 {
+			t.Fatalf("pass %d: %d members created, want the one seed", pass, n)
+		}
+	}
+	// The cache catches up: the memo lets go, and passes go on.
+	var list v1alpha2.EtcdMemberList
+	if err := live.List(ctx, &list); err != nil {
+		t.Fatal(err)
+	}
+	seed := list.Items[0].DeepCopy()
+	seed.ResourceVersion = ""
+	if err := cache.Create(ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	if behind, err := r.membersBehind(ctx, c, r.memo(c)); err != nil || behind {
+		t.Fatalf("cache with the seed: behind %v, err %v", behind, err)
+	}
+	if r.memo(c).created != "" {
+		t.Errorf("memo still expects %q", r.memo(c).created)
 	}
 }

@@ -149,6 +149,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// A pass on an older status would decide on it and write it back over ours.
 		return reconcile.Result{RequeueAfter: staleRequeue}, nil
 	}
+	if behind, err := r.membersBehind(ctx, c, memo); err != nil || behind {
+		return reconcile.Result{RequeueAfter: staleRequeue}, err
+	}
 	st := &clusterState{cluster: c, status: c.Status.DeepCopy(), memo: memo}
 	for _, step := range []func(context.Context, *clusterState) error{
 		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTrust, r.latchClientTLS, r.syncTemplates, r.observeEtcd, r.discover,
