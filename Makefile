@@ -49,6 +49,7 @@ generate: tools ## Generate deepcopy code from the API types.
 manifests: tools ## Generate CRDs and RBAC from the controller-gen markers, chart values schemas and README tables.
 	$(CONTROLLER_GEN) crd paths=./operator/api/... output:crd:dir=$(CRD_DIR)
 	$(CONTROLLER_GEN) rbac:roleName=etcd-operator paths=./operator/... output:rbac:dir=$(RBAC_DIR)
+	$(CONTROLLER_GEN) rbac:roleName=etcd-operator-tenants paths=./tenants/... output:rbac:dir=$(RBAC_DIR)/tenants
 	go run ./hack/apidocs -crds $(CRD_DIR) -out docs/api-reference.md
 	go run ./hack/chartschema $(CHARTS)
 	hack/fixture-crds.sh $(CONTROLLER_GEN)

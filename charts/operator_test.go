@@ -46,6 +46,13 @@ watchNamespace: tenant-a,tenant-b
 metrics: {enabled: false}
 deletionProtection: {enabled: false}
 `},
+	{name: "tenant-controller", values: `
+tenantController:
+  enabled: true
+  serveByDefault: true
+  deletionPolicy: Retain
+  template: {replicas: 3, version: 3.6.16, storage: {size: 4Gi, storageClassName: fast}}
+`},
 }
 
 var operatorRejects = []rejectCase{
@@ -53,7 +60,7 @@ var operatorRejects = []rejectCase{
 	{name: "pull policy", values: `image: {pullPolicy: Sometimes}`, wantErr: []string{"/image/pullPolicy", "IfNotPresent"}},
 	{name: "unknown key", values: `leaderElect: true`, wantErr: []string{"additional properties 'leaderElect' not allowed"}},
 	{name: "vpa mode", values: `vpa: {updateMode: auto}`, wantErr: []string{"/vpa/updateMode"}},
-	{name: "tenant controller not built yet", values: `tenantController: {enabled: true}`, wantErr: []string{"no tenant controller yet"}},
+	{name: "tenant deletion policy", values: `tenantController: {deletionPolicy: Orphan}`, wantErr: []string{"/tenantController/deletionPolicy"}},
 	{name: "scrape without metrics", values: `metrics: {enabled: false, serviceMonitor: {enabled: true}}`, wantErr: []string{"need metrics.enabled=true"}},
 }
 

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/manager"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
+	kamaji "github.com/cozystack/etcd-operator/tenants/api/kamaji/v1alpha1"
+	tenants "github.com/cozystack/etcd-operator/tenants/controller"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
@@ -39,6 +40,14 @@ type options struct {
 	agentImage             string
 	workers                int
 	tenantController       bool
+	tenant                 tenantOptions
+}
+
+// tenantOptions configure the tenant controller (the operator chart's tenantController values).
+type tenantOptions struct {
+	templateFile   string
+	serveByDefault bool
+	deletionPolicy string
 }
 
 func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
@@ -55,7 +64,13 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs.StringVar(&o.agentImage, "agent-image", os.Getenv("AGENT_IMAGE"),
 		"the operator's own image: its binary takes and restores snapshots in Pods (empty: snapshots fail and restores wait, saying why)")
 	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "workers per controller")
-	fs.BoolVar(&o.tenantController, "enable-tenant-controller", false, "run the Kamaji TenantControlPlane controller (not in this build yet)")
+	fs.BoolVar(&o.tenantController, "enable-tenant-controller", false,
+		"run the tenant controller: each served Kamaji TenantControlPlane gets its own EtcdCluster and DataStore")
+	fs.StringVar(&o.tenant.templateFile, "tenant-etcd-template", "", "file with the EtcdCluster spec (YAML) every tenant etcd starts from")
+	fs.BoolVar(&o.tenant.serveByDefault, "tenant-serve-by-default", false,
+		"serve TenantControlPlanes that neither their annotation nor their namespace's label "+v1alpha2.AnnotationTenantEtcd+" decides")
+	fs.StringVar(&o.tenant.deletionPolicy, "tenant-deletion-policy", v1alpha2.TenantDeletionDelete,
+		"what becomes of a tenant's etcd and DataStore once its TenantControlPlane is gone: Delete or Retain")
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -133,10 +148,6 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.tenantController {
-		// Refuse rather than run without what the flag asks for: the chart's switch exists ahead of it.
-		return errors.New("--enable-tenant-controller: this build has no tenant controller yet; set tenantController.enabled=false")
-	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -146,6 +157,9 @@ func run(args []string) error {
 		return err
 	}
 	if err := cmapi.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := kamaji.AddToScheme(scheme); err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
@@ -167,6 +181,12 @@ func run(args []string) error {
 	if err := manager.Setup(mgr, access, tlsSource, manager.Options{Workers: o.workers, ClusterDomain: o.clusterDomain,
 		ImageRepository: o.imageRepository, AgentImage: o.agentImage}); err != nil {
 		return err
+	}
+	if o.tenantController {
+		if err := tenants.Setup(mgr, o.tenant.templateFile, tenants.Options{ServeByDefault: o.tenant.serveByDefault,
+			DeletionPolicy: o.tenant.deletionPolicy, Workers: o.workers}); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

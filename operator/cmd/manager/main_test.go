@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,10 +40,18 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func TestTenantControllerFlagRefused(t *testing.T) {
-	err := run([]string{"--enable-tenant-controller"})
-	if err == nil || !strings.Contains(err.Error(), "no tenant controller") {
-		t.Fatalf("run with --enable-tenant-controller: %v", err)
+func TestTenantFlags(t *testing.T) {
+	o, err := parseFlags([]string{"--enable-tenant-controller", "--tenant-etcd-template=/etc/t.yaml", "--tenant-serve-by-default",
+		"--tenant-deletion-policy=Retain", "--cluster-domain=x"}, &zap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tenantOptions{templateFile: "/etc/t.yaml", serveByDefault: true, deletionPolicy: "Retain"}
+	if !o.tenantController || o.tenant != want {
+		t.Errorf("tenant options %+v, want %+v", o.tenant, want)
+	}
+	if o, _ := parseFlags([]string{"--cluster-domain=x"}, &zap.Options{}); o.tenantController || o.tenant.deletionPolicy != "Delete" {
+		t.Errorf("defaults: enabled %v, policy %q", o.tenantController, o.tenant.deletionPolicy)
 	}
 }
 
