@@ -65,7 +65,8 @@ func ensureNodeAgent(o Options) (string, error) {
 	return out, BuildBinary(o.ModuleRoot, "./e2e/cmd/nodeagent", out)
 }
 
-// podToolsDir mirrors the tools cache's etcd-v* folders into <StateRoot>/.tools, a
+// podToolsDir mirrors the tools cache's etcd-v* folders (and kube-apiserver of the
+// kubernetes-v* ones, for tenant control planes) into <StateRoot>/.tools, a
 // world-traversable path: the cache usually sits in /root (mode 0700), where a
 // container running as a non-root uid cannot reach the etcd binary. Files are
 // hard-linked (copied across filesystems) and refreshed when their size changes.
@@ -90,14 +91,24 @@ func podToolsDir(o Options) (string, error) {
 		return "", err
 	}
 	for _, src := range dirs {
-		if err := mirrorDir(src, filepath.Join(root, filepath.Base(src))); err != nil {
+		if err := mirrorDir(src, filepath.Join(root, filepath.Base(src)), nil); err != nil {
+			return "", err
+		}
+	}
+	kube, err := filepath.Glob(filepath.Join(o.ToolsDir, "kubernetes-v*"))
+	if err != nil {
+		return "", err
+	}
+	for _, src := range kube {
+		if err := mirrorDir(src, filepath.Join(root, filepath.Base(src)), map[string]bool{"kube-apiserver": true}); err != nil {
 			return "", err
 		}
 	}
 	return root, os.Chmod(root, 0o755)
 }
 
-func mirrorDir(src, dst string) error {
+// mirrorDir mirrors src's files (only those in only, when it is not nil) into dst.
+func mirrorDir(src, dst string, only map[string]bool) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
@@ -106,7 +117,7 @@ func mirrorDir(src, dst string) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || (only != nil && !only[e.Name()]) {
 			continue
 		}
 		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())

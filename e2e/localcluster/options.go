@@ -226,3 +226,13 @@ func ResolveKubectl(o Options) (string, error) {
 	}
 	return t.Kubectl, nil
 }
+
+// KubernetesVersion is the Kubernetes version the tools cache holds for o ("v1.37.2"): the
+// version of <registry>/kube-apiserver images the node agents run.
+func KubernetesVersion(o Options) (string, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	return toolVersions(o.ModuleRoot)["KUBERNETES_VERSION"], nil
+}

@@ -17,6 +17,8 @@ const (
 	KindEtcd     Kind = "etcd"
 	KindOperator Kind = "etcd-operator"
 	KindBusybox  Kind = "busybox"
+	// KindKubeAPIServer runs the tools cache's kube-apiserver (a tenant control plane in e2e).
+	KindKubeAPIServer Kind = "kube-apiserver"
 )
 
 // HostPath is the PATH of busybox-like images: the host's own tools.
@@ -95,11 +97,13 @@ func (t Table) Resolve(image string) (Resolution, error) {
 		return t.resolveEtcd(image, ref)
 	case name == "etcd-operator":
 		return t.resolveOperator(image)
+	case name == "kube-apiserver":
+		return t.resolveKube(image, ref, name)
 	case name == "busybox" || name == "alpine" || name == "debian" || name == "ubuntu":
 		return Resolution{Kind: KindBusybox, Path: HostPath, DefaultCommand: []string{"sh"}}, nil
 	}
 	return Resolution{}, &PullError{Image: image, Reason: "unknown image: the local cluster runs only " +
-		"<registry>/etcd:v<version>, <registry>/etcd-operator:<tag> and busybox-like images"}
+		"<registry>/etcd:v<version>, <registry>/etcd-operator:<tag>, <registry>/kube-apiserver:v<version> and busybox-like images"}
 }
 
 func (t Table) resolveEtcd(image string, ref Reference) (Resolution, error) {
@@ -112,6 +116,17 @@ func (t Table) resolveEtcd(image string, ref Reference) (Resolution, error) {
 	}
 	return Resolution{Kind: KindEtcd, Mounts: []Mount{{Source: dir, Target: ImageBinDir}},
 		Path: HostPath, DefaultCommand: []string{"etcd"}}, nil
+}
+
+// resolveKube maps <registry>/kube-apiserver:v<version> to the tools cache's kubernetes-v<version>.
+func (t Table) resolveKube(image string, ref Reference, binary string) (Resolution, error) {
+	version := "v" + strings.TrimPrefix(ref.Tag, "v")
+	dir := filepath.Join(t.ToolsDir, "kubernetes-"+version)
+	if _, err := os.Stat(filepath.Join(dir, binary)); err != nil {
+		return Resolution{}, &PullError{Image: image, Reason: fmt.Sprintf("%s %s is not in the tools cache %s", binary, version, t.ToolsDir)}
+	}
+	return Resolution{Kind: KindKubeAPIServer, Mounts: []Mount{{Source: dir, Target: ImageBinDir}},
+		Path: HostPath, DefaultCommand: []string{binary}}, nil
 }
 
 func (t Table) resolveOperator(image string) (Resolution, error) {

@@ -25,6 +25,12 @@ func fakeToolsDir(t *testing.T, versions ...string) string {
 
 func TestResolve(t *testing.T) {
 	tools := fakeToolsDir(t, "v3.6.16", "v3.7.3")
+	if err := os.MkdirAll(filepath.Join(tools, "kubernetes-v1.37.2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tools, "kubernetes-v1.37.2", "kube-apiserver"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	operator := filepath.Join(t.TempDir(), "manager")
 	if err := os.WriteFile(operator, nil, 0o755); err != nil {
 		t.Fatal(err)
@@ -45,6 +51,8 @@ func TestResolve(t *testing.T) {
 		{image: "ghcr.io/cozystack/etcd-operator:dev", kind: KindOperator, mount: filepath.Dir(operator), command: "/usr/local/bin/manager"},
 		{image: "busybox:1.36", kind: KindBusybox, command: "sh"},
 		{image: "docker.io/library/busybox", kind: KindBusybox, command: "sh"},
+		{image: "registry.k8s.io/kube-apiserver:v1.37.2", kind: KindKubeAPIServer, mount: filepath.Join(tools, "kubernetes-v1.37.2"), command: "kube-apiserver"},
+		{image: "registry.k8s.io/kube-apiserver:v1.30.0", errHas: "not in the tools cache"},
 		{image: "nginx:1.27", errHas: "unknown image"},
 		{image: "quay.io/coreos/etcd-backup:v1", errHas: "unknown image"},
 	}

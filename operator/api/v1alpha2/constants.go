@@ -290,6 +290,8 @@ const (
 	ReasonTimeout  = "Timeout"
 	// ReasonRunFailed: a member was not attempted because an earlier one failed the run.
 	ReasonRunFailed = "RunFailed"
+	// ReasonMemberGone: a planned member stopped running (removed, replaced) before its turn.
+	ReasonMemberGone = "MemberGone"
 	// ReasonAlarmDisarmed: a NOSPACE alarm was disarmed once the run reclaimed space (Event).
 	ReasonAlarmDisarmed = "AlarmDisarmed"
 

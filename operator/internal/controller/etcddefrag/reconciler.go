@@ -9,7 +9,6 @@ package etcddefrag
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -153,9 +152,8 @@ func memberTimeout(d *v1alpha2.EtcdDefrag) time.Duration {
 }
 
 // waitReason is a condition reason and message; the zero value means "go on".
+// waitReason is why a run cannot go on yet (a condition reason and its message).
 type waitReason struct{ reason, message string }
-
-func (w waitReason) String() string { return fmt.Sprintf("%s: %s", w.reason, w.message) }
 
 // olderFirst orders runs by age, then name: the order in which a cluster's runs go.
 func olderFirst(a, b v1alpha2.EtcdDefrag) int {

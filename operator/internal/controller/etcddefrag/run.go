@@ -53,6 +53,7 @@ func (r *Reconciler) plan(ctx context.Context, d *v1alpha2.EtcdDefrag, run *run)
 
 // step defragments the next member, moves leadership off it first, or finishes the run.
 func (r *Reconciler) step(ctx context.Context, d *v1alpha2.EtcdDefrag, run *run) (reconcile.Result, error) {
+	skipGone(d, run)
 	a := defrag.Next(live(d, run))
 	switch a.Kind {
 	case defrag.MoveLeader:
@@ -67,21 +68,25 @@ func (r *Reconciler) step(ctx context.Context, d *v1alpha2.EtcdDefrag, run *run)
 	return r.finish(ctx, d, run)
 }
 
-// live is the plan's pending members as etcd sees them now (leadership may have moved). A
-// planned member that no longer runs is skipped.
-func live(d *v1alpha2.EtcdDefrag, run *run) []defrag.Live {
-	var out []defrag.Live
+// skipGone records a planned member that no longer runs as skipped (written with the status
+// of this step).
+func skipGone(d *v1alpha2.EtcdDefrag, run *run) {
 	for i := range d.Status.Members {
 		ms := &d.Status.Members[i]
-		s, ok := run.statuses[ms.Name]
-		if !ok {
-			if ms.Outcome == v1alpha2.DefragOutcomePending {
-				ms.Outcome, ms.Reason = v1alpha2.DefragOutcomeSkipped, "MemberGone"
-			}
-			continue
+		if _, ok := run.statuses[ms.Name]; !ok && ms.Outcome == v1alpha2.DefragOutcomePending {
+			ms.Outcome, ms.Reason = v1alpha2.DefragOutcomeSkipped, v1alpha2.ReasonMemberGone
 		}
-		out = append(out, defrag.Live{Name: ms.Name, ID: s.MemberID, Leader: s.Leader == s.MemberID, Learner: s.IsLearner,
-			Pending: ms.Outcome == v1alpha2.DefragOutcomePending})
+	}
+}
+
+// live is the plan's members that still run, as etcd sees them now (leadership may have moved).
+func live(d *v1alpha2.EtcdDefrag, run *run) []defrag.Live {
+	var out []defrag.Live
+	for _, ms := range d.Status.Members {
+		if s, ok := run.statuses[ms.Name]; ok {
+			out = append(out, defrag.Live{Name: ms.Name, ID: s.MemberID, Leader: s.Leader == s.MemberID, Learner: s.IsLearner,
+				Pending: ms.Outcome == v1alpha2.DefragOutcomePending})
+		}
 	}
 	return out
 }

@@ -1,0 +1,306 @@
+//go:build e2e
+
+package tenants
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/internal/testenv"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+	kamaji "github.com/cozystack/etcd-operator/tenants/api/kamaji/v1alpha1"
+	"github.com/cozystack/etcd-operator/tenants/specs"
+)
+
+const (
+	fromVersion = "3.6.16"
+	toVersion   = "3.7.3"
+	// stepTimeout bounds each disruptive step of the tenant's etcd on 2 busy cores.
+	stepTimeout = 5 * time.Minute
+)
+
+// TestTenantControlPlaneOnItsEtcd: TCP → its own TLS etcd and DataStore → a real tenant
+// kube-apiserver on it, written to through scale 3→5→3, a member killed and an upgrade; another
+// tenant's certificate refused; deleting the TCP removes what was made for it.
+func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
+	c := framework.Shared(t)
+	framework.StartCertManager(t, c)
+	installCRDs(t, c)
+	template := filepath.Join(t.TempDir(), "template.yaml")
+	if err := os.WriteFile(template, []byte("replicas: 3\nversion: "+fromVersion+"\nstorage: {size: 1Gi}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	op := e2eutil.StartOperator(t, c, "--enable-tenant-controller", "--tenant-etcd-template="+template)
+	ns := e2eutil.NewNamespace(t, c)
+	n := specs.NamesOf(ns, "k8s")
+	e2eutil.DiagnoseOnFailure(t, c, op, ns, n.Cluster)
+
+	start := time.Now()
+	tcp := createTCP(t, c, ns, "k8s", nil)
+	waitState(t, c, tcp, v1alpha2.TenantStateReady, stepTimeout)
+	t.Logf("TCP created → tenant etcd Available: %s", time.Since(start).Round(time.Millisecond))
+	if ds := getTCP(t, c, ns, "k8s").Spec.DataStore; ds != n.DataStore {
+		t.Fatalf("spec.dataStore %q, want %q", ds, n.DataStore)
+	}
+
+	// Kamaji's defaults: schema and user are the TCP's UID.
+	schema, user := string(tcp.UID), string(tcp.UID)
+	creds := playKamaji(t, c, n.DataStore, user, schema)
+	cs, _ := startTenantAPIServer(t, c, ns, schema, creds)
+	t.Logf("TCP created → tenant kube-apiserver ready: %s", time.Since(start).Round(time.Millisecond))
+
+	root, err := dataStoreClient(t, c, dataStore(t, c, n.DataStore), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startTenantClient(cs, "steady")
+	e2eutil.WaitFor(t, time.Minute, "writes through the tenant apiserver", func() bool { return len(w.acknowledged()) >= 20 })
+	for _, step := range []struct {
+		phase, spec string
+		replicas    int
+	}{{"scale 3→5", `{"replicas": 5}`, 5}, {"scale 5→3", `{"replicas": 3}`, 3}} {
+		w.setPhase(step.phase)
+		took := setSpec(t, c, ns, "k8s", step.spec, func() {
+			e2eutil.WaitConvergedWith(t, c, ns, n.Cluster, step.replicas, root, stepTimeout)
+		})
+		t.Logf("%s: %s", step.phase, took)
+	}
+
+	w.setPhase("member killed")
+	killMember(t, c, ns, n.Cluster)
+	e2eutil.WaitConvergedWith(t, c, ns, n.Cluster, 3, root, stepTimeout)
+
+	w.setPhase("upgrade " + fromVersion + "→" + toVersion)
+	took := setSpec(t, c, ns, "k8s", `{"version": "`+toVersion+`"}`, func() {
+		e2eutil.WaitFor(t, 2*stepTimeout, "every member on "+toVersion, func() bool {
+			for _, m := range e2eutil.Members(t, c, ns, n.Cluster) {
+				if m.Status.Version != toVersion {
+					return false
+				}
+			}
+			return true
+		})
+		e2eutil.WaitConvergedWith(t, c, ns, n.Cluster, 3, root, stepTimeout)
+	})
+	t.Logf("upgrade: %s", took)
+	w.setPhase("after")
+	before := len(w.acknowledged())
+	e2eutil.WaitFor(t, time.Minute, "writes after the changes", func() bool { return len(w.acknowledged()) >= before+20 })
+	w.finish(t)
+
+	otherTenantRefused(t, c, ns, n, user, creds)
+	deleteTenant(t, c, ns, n)
+}
+
+// installCRDs installs the operator's CRDs and Kamaji's (its real ones when ../shared has them).
+func installCRDs(t *testing.T, c *framework.Cluster) {
+	t.Helper()
+	if err := e2eutil.InstallCRDs(c); err != nil {
+		t.Fatal(err)
+	}
+	dir := testenv.FixtureCRDDir("kamaji")
+	if shared, ok := testenv.SharedDir(); ok {
+		if _, err := os.Stat(filepath.Join(shared, "crds", "kamaji")); err == nil {
+			dir = filepath.Join(shared, "crds", "kamaji")
+		}
+	}
+	t.Logf("Kamaji CRDs from %s", dir)
+	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createTCP creates a TenantControlPlane that opts in, with what Kamaji's CRD requires (and
+// its webhook would default); no Kamaji controller runs.
+func createTCP(t *testing.T, c *framework.Cluster, ns, name string, spec *string) *kamaji.TenantControlPlane {
+	t.Helper()
+	annotations := map[string]string{v1alpha2.AnnotationTenantEtcd: "true"}
+	if spec != nil {
+		annotations[v1alpha2.AnnotationTenantEtcdSpec] = *spec
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"controlPlane":   map[string]any{"service": map[string]any{"serviceType": "ClusterIP"}},
+		"kubernetes":     map[string]any{"version": "v1.33.0", "kubelet": map[string]any{}},
+		"networkProfile": map[string]any{"port": int64(6443)},
+	}}}
+	u.SetGroupVersionKind(kamaji.GroupVersion.WithKind("TenantControlPlane"))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetAnnotations(annotations)
+	if err := c.Client.Create(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	return getTCP(t, c, ns, name)
+}
+
+func getTCP(t *testing.T, c *framework.Cluster, ns, name string) *kamaji.TenantControlPlane {
+	t.Helper()
+	tcp := &kamaji.TenantControlPlane{}
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, tcp); err != nil {
+		t.Fatal(err)
+	}
+	return tcp
+}
+
+func dataStore(t *testing.T, c *framework.Cluster, name string) *kamaji.DataStore {
+	t.Helper()
+	ds := &kamaji.DataStore{}
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Name: name}, ds); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// waitState waits for the TCP's state annotation.
+func waitState(t *testing.T, c *framework.Cluster, tcp *kamaji.TenantControlPlane, want string, timeout time.Duration) {
+	t.Helper()
+	var got string
+	e2eutil.WaitFor(t, timeout, "TCP state "+want, func() bool {
+		got = getTCP(t, c, tcp.Namespace, tcp.Name).Annotations[v1alpha2.AnnotationTenantEtcdState]
+		return got == want
+	})
+}
+
+// setSpec changes the TCP's etcd spec annotation (the tenant's way to change its etcd) and
+// runs wait; it returns how long that took.
+func setSpec(t *testing.T, c *framework.Cluster, ns, name, spec string, wait func()) time.Duration {
+	t.Helper()
+	tcp := getTCP(t, c, ns, name)
+	patch := client.MergeFrom(tcp.DeepCopy())
+	tcp.Annotations[v1alpha2.AnnotationTenantEtcdSpec] = spec
+	start := time.Now()
+	if err := c.Client.Patch(context.Background(), tcp, patch); err != nil {
+		t.Fatal(err)
+	}
+	wait()
+	return time.Since(start).Round(time.Millisecond)
+}
+
+// killMember SIGKILLs one member's etcd and waits for its container to be restarted.
+func killMember(t *testing.T, c *framework.Cluster, ns, cluster string) {
+	t.Helper()
+	m := e2eutil.Members(t, c, ns, cluster)[0]
+	before := restarts(e2eutil.Pod(t, c, ns, m.Name))
+	if err := c.KillContainer(context.Background(), ns, m.Name, "etcd"); err != nil {
+		t.Fatal(err)
+	}
+	e2eutil.WaitFor(t, stepTimeout, "member "+m.Name+" restarted", func() bool {
+		p := e2eutil.Pod(t, c, ns, m.Name)
+		return restarts(p) > before && e2eutil.PodReady(p)
+	})
+}
+
+func restarts(p *corev1.Pod) int32 {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == "etcd" {
+			return s.RestartCount
+		}
+	}
+	return 0
+}
+
+// otherTenantRefused: another tenant's DataStore CA signs a certificate for this tenant's user;
+// this tenant's etcd refuses it (while its own CA's works), so the other tenant's apiserver
+// cannot read these keys.
+func otherTenantRefused(t *testing.T, c *framework.Cluster, ns string, n specs.Names, user string, creds tenantCreds) {
+	t.Helper()
+	one := `{"replicas": 1}`
+	other := createTCP(t, c, ns, "other", &one)
+	waitState(t, c, other, v1alpha2.TenantStateReady, stepTimeout)
+	otherDS := dataStore(t, c, specs.NamesOf(ns, "other").DataStore)
+	certPEM, keyPEM := mintClient(t, secretRef(t, c, otherDS.Spec.TLSConfig.CertificateAuthority.Certificate),
+		secretRef(t, c, *otherDS.Spec.TLSConfig.CertificateAuthority.PrivateKey), user)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dataStore(t, c, n.DataStore)
+	if err := handshake(t, c, ds, cert); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("this tenant's etcd answered a certificate of another tenant's CA: %v", err)
+	} else {
+		t.Logf("another tenant's certificate refused: %v", err)
+	}
+	// The same user's certificate from this tenant's own CA (what Kamaji minted) is served.
+	own, err := tls.X509KeyPair(creds.certPEM, creds.keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handshake(t, c, ds, own); err != nil {
+		t.Fatalf("this tenant's own certificate: %v", err)
+	}
+	cli, err := dataStoreClient(t, c, ds, &own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Get(ctx, "/"+user+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
+		t.Fatalf("this tenant's own certificate reads its keys: %v", err)
+	}
+}
+
+// handshake dials the DataStore's first endpoint with cert and reads once: with TLS 1.3 a
+// server's refusal of the client certificate arrives as an alert after the handshake.
+func handshake(t *testing.T, c *framework.Cluster, ds *kamaji.DataStore, cert tls.Certificate) error {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(secretRef(t, c, ds.Spec.TLSConfig.CertificateAuthority.Certificate))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, err := e2eutil.ClusterDialer(c)(ctx, "tcp", ds.Spec.Endpoints[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	host, _, _ := net.SplitHostPort(ds.Spec.Endpoints[0])
+	conn := tls.Client(raw, &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: host,
+		NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12})
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := conn.HandshakeContext(ctx); err != nil {
+		return err
+	}
+	// An HTTP/2 server speaks first (its SETTINGS frame): a byte read means it accepted us.
+	if _, err := conn.Read(make([]byte, 1)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// deleteTenant deletes the TCP (no Kamaji lists it on the DataStore) and waits for its etcd,
+// DataStore and CA Secret to go.
+func deleteTenant(t *testing.T, c *framework.Cluster, ns string, n specs.Names) {
+	t.Helper()
+	ctx := context.Background()
+	_ = c.Client.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-apiserver"}})
+	if err := c.Client.Delete(ctx, getTCP(t, c, ns, n.TCP)); err != nil {
+		t.Fatal(err)
+	}
+	e2eutil.WaitFor(t, stepTimeout, "the tenant's EtcdCluster, DataStore and CA Secret deleted", func() bool {
+		gone := func(key client.ObjectKey, obj client.Object) bool {
+			err := c.Client.Get(ctx, key, obj)
+			if client.IgnoreNotFound(err) != nil {
+				t.Fatal(err)
+			}
+			return err != nil
+		}
+		return gone(client.ObjectKey{Namespace: ns, Name: n.Cluster}, &v1alpha2.EtcdCluster{}) &&
+			gone(client.ObjectKey{Name: n.DataStore}, &kamaji.DataStore{}) &&
+			gone(client.ObjectKey{Namespace: ns, Name: n.CA()}, &corev1.Secret{})
+	})
+}
