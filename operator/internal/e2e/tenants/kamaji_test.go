@@ -96,7 +96,10 @@ func playKamaji(t *testing.T, c *framework.Cluster, dsName, user, schema string)
 	})
 	prefix := "/" + schema + "/"
 	for _, step := range []func() error{
-		func() error { _, err := cli.UserAddWithOptions(ctx, user, "", &clientv3.UserAddOptions{NoPassword: true}); return err },
+		func() error {
+			_, err := cli.UserAddWithOptions(ctx, user, "", &clientv3.UserAddOptions{NoPassword: true})
+			return err
+		},
 		func() error { _, err := cli.RoleAdd(ctx, schema); return err },
 		func() error {
 			_, err := cli.RoleGrantPermission(ctx, schema, prefix, clientv3.GetPrefixRangeEnd(prefix), clientv3.PermissionType(clientv3.PermReadWrite))
