@@ -31,8 +31,7 @@ const waitTimeout = 30 * time.Second
 // suite is one envtest apiserver with Kamaji's CRDs (the project's minimal ones or Kamaji's
 // real ones) and cert-manager's, and the tenant controller running against it.
 type suite struct {
-	c   client.Client
-	rec *Reconciler
+	c client.Client
 }
 
 // startSuite boots envtest with kamajiCRDs and runs the tenant controller with o; all is
