@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cozystack/etcd-operator/internal/testenv"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -39,6 +40,21 @@ func TestTenantControllerOnKamajiCRDs(t *testing.T) {
 	}
 	s := startSuite(t, dir, Options{Template: []byte(template)})
 	s.scenarios(t)
+}
+
+// A manager started before Kamaji's CRDs exist runs (the operator keeps working) and starts
+// the tenant controller once they are served.
+func TestTenantControllerWaitsForCRDs(t *testing.T) {
+	s := startSuite(t, "", Options{Template: []byte(template)})
+	if _, err := envtest.InstallCRDs(s.cfg, envtest.CRDInstallOptions{Paths: []string{testenv.FixtureCRDDir("kamaji")}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	ns := s.namespace(t, nil)
+	s.tcp(t, ns, "late", optIn, "")
+	tcp := &kamaji.TenantControlPlane{}
+	waitFor(t, "a TCP served once Kamaji's CRDs appeared", func() bool {
+		return s.get(t, client.ObjectKey{Namespace: ns, Name: "late"}, tcp) && tcp.Spec.DataStore != ""
+	})
 }
 
 func (s *suite) scenarios(t *testing.T) {

@@ -1,11 +1,16 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	kamaji "github.com/cozystack/etcd-operator/tenants/api/kamaji/v1alpha1"
@@ -13,8 +18,9 @@ import (
 )
 
 // Setup registers the tenant controller with mgr (whose scheme has kamaji's types, the
-// operator's and cert-manager's). It refuses, saying why, what cannot work: Kamaji's or
-// cert-manager's CRDs missing, a template that is not an EtcdCluster spec, a bad policy.
+// operator's and cert-manager's). It refuses, saying why, a template that is not an
+// EtcdCluster spec or a bad policy. While Kamaji's or cert-manager's CRDs are not served it
+// waits for them (logging which), so installing the operator before them is no outage.
 func Setup(mgr ctrl.Manager, templateFile string, o Options) error {
 	if templateFile != "" {
 		b, err := os.ReadFile(templateFile)
@@ -31,16 +37,39 @@ func Setup(mgr ctrl.Manager, templateFile string, o Options) error {
 	default:
 		return fmt.Errorf("tenant deletion policy %q: want %s or %s", o.DeletionPolicy, v1alpha2.TenantDeletionDelete, v1alpha2.TenantDeletionRetain)
 	}
+	r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("tenant-controller"), Options: o}
+	if missing := missingCRDs(mgr); missing != "" {
+		// The operator keeps managing every etcd meanwhile: the controller starts once they are served.
+		log := mgr.GetLogger().WithName("tenant-controller")
+		log.Info("waiting for CRDs before starting the tenant controller", "missing", missing)
+		return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return wait.PollUntilContextCancel(ctx, crdPoll, false, func(context.Context) (bool, error) {
+				if missing := missingCRDs(mgr); missing != "" {
+					return false, nil
+				}
+				log.Info("CRDs served; starting the tenant controller")
+				return true, r.SetupWithManager(mgr)
+			})
+		}))
+	}
+	return r.SetupWithManager(mgr)
+}
+
+// crdPoll is how often a manager started before Kamaji or cert-manager looks for their CRDs.
+const crdPoll = 10 * time.Second
+
+// missingCRDs names the CRDs the controller needs that the API server does not serve ("" if none).
+func missingCRDs(mgr ctrl.Manager) string {
+	var missing []string
 	for _, gvk := range []struct{ group, version, kind, what string }{
 		{kamaji.GroupVersion.Group, kamaji.GroupVersion.Version, "TenantControlPlane", "Kamaji"},
 		{kamaji.GroupVersion.Group, kamaji.GroupVersion.Version, "DataStore", "Kamaji"},
 		{"cert-manager.io", "v1", "Issuer", "cert-manager"},
+		{"cert-manager.io", "v1", "Certificate", "cert-manager"},
 	} {
-		if _, err := mgr.GetRESTMapper().RESTMapping(schemaGK(gvk.group, gvk.kind), gvk.version); err != nil {
-			return fmt.Errorf("the tenant controller needs %s's %s CRD, which this cluster does not serve: %w", gvk.what, gvk.kind, err)
+		if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gvk.group, Kind: gvk.kind}, gvk.version); err != nil {
+			missing = append(missing, gvk.what+"'s "+gvk.kind)
 		}
 	}
-	return (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("tenant-controller"), Options: o}).SetupWithManager(mgr)
+	return strings.Join(missing, ", ")
 }
-
-func schemaGK(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,18 +32,23 @@ const waitTimeout = 30 * time.Second
 // suite is one envtest apiserver with Kamaji's CRDs (the project's minimal ones or Kamaji's
 // real ones) and cert-manager's, and the tenant controller running against it.
 type suite struct {
-	c client.Client
+	c   client.Client
+	cfg *rest.Config
 }
 
-// startSuite boots envtest with kamajiCRDs and runs the tenant controller with o; all is
-// stopped when t ends.
+// startSuite boots envtest with kamajiCRDs (none when empty) and runs the tenant controller
+// with o; all is stopped when t ends.
 func startSuite(t *testing.T, kamajiCRDs string, o Options) *suite {
 	t.Helper()
 	cm, err := localcluster.ResolveCertManager(localcluster.Options{ModuleRoot: testenv.RepoRoot()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := testenv.Start(kamajiCRDs, cm.CRDs)
+	dirs := []string{cm.CRDs}
+	if kamajiCRDs != "" {
+		dirs = append(dirs, kamajiCRDs)
+	}
+	env, err := testenv.Start(dirs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +77,7 @@ func startSuite(t *testing.T, kamajiCRDs string, o Options) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &suite{c: c}
+	return &suite{c: c, cfg: env.Config}
 }
 
 // namespace creates a namespace with labels.
