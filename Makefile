@@ -73,10 +73,13 @@ verify: generate manifests ## Fail when generated files are stale or code is not
 ##@ Tests
 
 .PHONY: lint
-lint: tools ## go vet, staticcheck (e2e files included) and helm lint.
+lint: tools ## go vet, staticcheck (e2e files included), helm lint and shellcheck.
 	go vet -tags e2e,bench ./...
 	$(STATICCHECK) -tags e2e,bench ./...
 	$(HELM) lint --strict --kube-version $(KUBERNETES_VERSION:v%=%) $(CHARTS)
+	hack/lint-deps.sh
+	@# SC1091: scripts source hack/versions.env by a computed path.
+	shellcheck -e SC1091 $$(git ls-files '*.sh') .ci/run
 
 .PHONY: test-unit
 test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and etcd from the tools cache).
