@@ -58,6 +58,27 @@ func StartInProcess(c *framework.Cluster) error {
 	return nil
 }
 
+var (
+	inProcessOnce sync.Once
+	inProcessErr  error
+)
+
+// InProcessCluster returns the shared local cluster with the CRDs installed and the operator's
+// controllers running in this test binary (started once per binary).
+func InProcessCluster(t *testing.T) *framework.Cluster {
+	t.Helper()
+	c := framework.Shared(t)
+	inProcessOnce.Do(func() {
+		if inProcessErr = InstallCRDs(c); inProcessErr == nil {
+			inProcessErr = StartInProcess(c)
+		}
+	})
+	if inProcessErr != nil {
+		t.Fatalf("operator: %v", inProcessErr)
+	}
+	return c
+}
+
 // Where an operator process serves metrics and probes inside the cluster netns (CoreDNS has
 // 18080 and 18181 there).
 const (

@@ -3,7 +3,6 @@
 package lifecycle
 
 import (
-	"sync"
 	"testing"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,23 +17,5 @@ func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Scheme: e2eutil.Scheme})
 }
 
-var (
-	operatorOnce sync.Once
-	operatorErr  error
-)
-
-// cluster returns the shared local cluster with the CRDs installed and the operator's two
-// controllers running in this test binary.
-func cluster(t *testing.T) *framework.Cluster {
-	t.Helper()
-	c := framework.Shared(t)
-	operatorOnce.Do(func() {
-		if operatorErr = e2eutil.InstallCRDs(c); operatorErr == nil {
-			operatorErr = e2eutil.StartInProcess(c)
-		}
-	})
-	if operatorErr != nil {
-		t.Fatalf("operator: %v", operatorErr)
-	}
-	return c
-}
+// cluster is the shared local cluster with the operator running in this test binary.
+func cluster(t *testing.T) *framework.Cluster { return e2eutil.InProcessCluster(t) }

@@ -16,12 +16,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/internal/testenv"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	kamaji "github.com/cozystack/etcd-operator/tenants/api/kamaji/v1alpha1"
@@ -41,7 +38,7 @@ const (
 func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
 	c := framework.Shared(t)
 	framework.StartCertManager(t, c)
-	installCRDs(t, c)
+	e2eutil.InstallKamajiCRDs(t, c)
 	template := filepath.Join(t.TempDir(), "template.yaml")
 	if err := os.WriteFile(template, []byte("replicas: 3\nversion: "+fromVersion+"\nstorage: {size: 1Gi}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -52,20 +49,20 @@ func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
 	e2eutil.DiagnoseOnFailure(t, c, op, ns, n.Cluster)
 
 	start := time.Now()
-	tcp := createTCP(t, c, ns, "k8s", nil)
-	waitState(t, c, tcp, v1alpha2.TenantStateReady, stepTimeout)
+	tcp := e2eutil.CreateTCP(t, c, ns, "k8s", nil)
+	e2eutil.WaitTenantState(t, c, tcp, v1alpha2.TenantStateReady, stepTimeout)
 	t.Logf("TCP created → tenant etcd Available: %s", time.Since(start).Round(time.Millisecond))
-	if ds := getTCP(t, c, ns, "k8s").Spec.DataStore; ds != n.DataStore {
+	if ds := e2eutil.GetTCP(t, c, ns, "k8s").Spec.DataStore; ds != n.DataStore {
 		t.Fatalf("spec.dataStore %q, want %q", ds, n.DataStore)
 	}
 
 	// Kamaji's defaults: schema and user are the TCP's UID.
 	schema, user := string(tcp.UID), string(tcp.UID)
-	creds := playKamaji(t, c, n.DataStore, user, schema)
-	cs, _ := startTenantAPIServer(t, c, ns, schema, creds)
+	creds := e2eutil.PlayKamaji(t, c, n.DataStore, user, schema)
+	cs, _ := e2eutil.StartTenantAPIServer(t, c, ns, schema, creds)
 	t.Logf("TCP created → tenant kube-apiserver ready: %s", time.Since(start).Round(time.Millisecond))
 
-	root, err := dataStoreClient(t, c, dataStore(t, c, n.DataStore), nil)
+	root, err := e2eutil.DataStoreClient(t, c, e2eutil.DataStore(t, c, n.DataStore), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,80 +105,11 @@ func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
 	deleteTenant(t, c, ns, n)
 }
 
-// installCRDs installs the operator's CRDs and Kamaji's (its real ones when ../shared has them).
-func installCRDs(t *testing.T, c *framework.Cluster) {
-	t.Helper()
-	if err := e2eutil.InstallCRDs(c); err != nil {
-		t.Fatal(err)
-	}
-	dir := testenv.FixtureCRDDir("kamaji")
-	if shared, ok := testenv.SharedDir(); ok {
-		if _, err := os.Stat(filepath.Join(shared, "crds", "kamaji")); err == nil {
-			dir = filepath.Join(shared, "crds", "kamaji")
-		}
-	}
-	t.Logf("Kamaji CRDs from %s", dir)
-	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// createTCP creates a TenantControlPlane that opts in, with what Kamaji's CRD requires (and
-// its webhook would default); no Kamaji controller runs.
-func createTCP(t *testing.T, c *framework.Cluster, ns, name string, spec *string) *kamaji.TenantControlPlane {
-	t.Helper()
-	annotations := map[string]string{v1alpha2.AnnotationTenantEtcd: "true"}
-	if spec != nil {
-		annotations[v1alpha2.AnnotationTenantEtcdSpec] = *spec
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
-		"controlPlane":   map[string]any{"service": map[string]any{"serviceType": "ClusterIP"}},
-		"kubernetes":     map[string]any{"version": "v1.33.0", "kubelet": map[string]any{}},
-		"networkProfile": map[string]any{"port": int64(6443)},
-	}}}
-	u.SetGroupVersionKind(kamaji.GroupVersion.WithKind("TenantControlPlane"))
-	u.SetNamespace(ns)
-	u.SetName(name)
-	u.SetAnnotations(annotations)
-	if err := c.Client.Create(context.Background(), u); err != nil {
-		t.Fatal(err)
-	}
-	return getTCP(t, c, ns, name)
-}
-
-func getTCP(t *testing.T, c *framework.Cluster, ns, name string) *kamaji.TenantControlPlane {
-	t.Helper()
-	tcp := &kamaji.TenantControlPlane{}
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, tcp); err != nil {
-		t.Fatal(err)
-	}
-	return tcp
-}
-
-func dataStore(t *testing.T, c *framework.Cluster, name string) *kamaji.DataStore {
-	t.Helper()
-	ds := &kamaji.DataStore{}
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Name: name}, ds); err != nil {
-		t.Fatal(err)
-	}
-	return ds
-}
-
-// waitState waits for the TCP's state annotation.
-func waitState(t *testing.T, c *framework.Cluster, tcp *kamaji.TenantControlPlane, want string, timeout time.Duration) {
-	t.Helper()
-	var got string
-	e2eutil.WaitFor(t, timeout, "TCP state "+want, func() bool {
-		got = getTCP(t, c, tcp.Namespace, tcp.Name).Annotations[v1alpha2.AnnotationTenantEtcdState]
-		return got == want
-	})
-}
-
 // setSpec changes the TCP's etcd spec annotation (the tenant's way to change its etcd) and
 // runs wait; it returns how long that took.
 func setSpec(t *testing.T, c *framework.Cluster, ns, name, spec string, wait func()) time.Duration {
 	t.Helper()
-	tcp := getTCP(t, c, ns, name)
+	tcp := e2eutil.GetTCP(t, c, ns, name)
 	patch := client.MergeFrom(tcp.DeepCopy())
 	tcp.Annotations[v1alpha2.AnnotationTenantEtcdSpec] = spec
 	start := time.Now()
@@ -218,33 +146,33 @@ func restarts(p *corev1.Pod) int32 {
 // otherTenantRefused: another tenant's DataStore CA signs a certificate for this tenant's user;
 // this tenant's etcd refuses it (while its own CA's works), so the other tenant's apiserver
 // cannot read these keys.
-func otherTenantRefused(t *testing.T, c *framework.Cluster, ns string, n specs.Names, user string, creds tenantCreds) {
+func otherTenantRefused(t *testing.T, c *framework.Cluster, ns string, n specs.Names, user string, creds e2eutil.TenantCreds) {
 	t.Helper()
 	one := `{"replicas": 1}`
-	other := createTCP(t, c, ns, "other", &one)
-	waitState(t, c, other, v1alpha2.TenantStateReady, stepTimeout)
-	otherDS := dataStore(t, c, specs.NamesOf(ns, "other").DataStore)
-	certPEM, keyPEM := mintClient(t, secretRef(t, c, otherDS.Spec.TLSConfig.CertificateAuthority.Certificate),
-		secretRef(t, c, *otherDS.Spec.TLSConfig.CertificateAuthority.PrivateKey), user)
+	other := e2eutil.CreateTCP(t, c, ns, "other", &one)
+	e2eutil.WaitTenantState(t, c, other, v1alpha2.TenantStateReady, stepTimeout)
+	otherDS := e2eutil.DataStore(t, c, specs.NamesOf(ns, "other").DataStore)
+	certPEM, keyPEM := e2eutil.MintClient(t, e2eutil.SecretRef(t, c, otherDS.Spec.TLSConfig.CertificateAuthority.Certificate),
+		e2eutil.SecretRef(t, c, *otherDS.Spec.TLSConfig.CertificateAuthority.PrivateKey), user)
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := dataStore(t, c, n.DataStore)
+	ds := e2eutil.DataStore(t, c, n.DataStore)
 	if err := handshake(t, c, ds, cert); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("this tenant's etcd answered a certificate of another tenant's CA: %v", err)
 	} else {
 		t.Logf("another tenant's certificate refused: %v", err)
 	}
 	// The same user's certificate from this tenant's own CA (what Kamaji minted) is served.
-	own, err := tls.X509KeyPair(creds.certPEM, creds.keyPEM)
+	own, err := tls.X509KeyPair(creds.CertPEM, creds.KeyPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := handshake(t, c, ds, own); err != nil {
 		t.Fatalf("this tenant's own certificate: %v", err)
 	}
-	cli, err := dataStoreClient(t, c, ds, &own)
+	cli, err := e2eutil.DataStoreClient(t, c, ds, &own)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +188,7 @@ func otherTenantRefused(t *testing.T, c *framework.Cluster, ns string, n specs.N
 func handshake(t *testing.T, c *framework.Cluster, ds *kamaji.DataStore, cert tls.Certificate) error {
 	t.Helper()
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(secretRef(t, c, ds.Spec.TLSConfig.CertificateAuthority.Certificate))
+	pool.AppendCertsFromPEM(e2eutil.SecretRef(t, c, ds.Spec.TLSConfig.CertificateAuthority.Certificate))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	raw, err := e2eutil.ClusterDialer(c)(ctx, "tcp", ds.Spec.Endpoints[0])
@@ -288,7 +216,7 @@ func deleteTenant(t *testing.T, c *framework.Cluster, ns string, n specs.Names) 
 	t.Helper()
 	ctx := context.Background()
 	_ = c.Client.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-apiserver"}})
-	if err := c.Client.Delete(ctx, getTCP(t, c, ns, n.TCP)); err != nil {
+	if err := c.Client.Delete(ctx, e2eutil.GetTCP(t, c, ns, n.TCP)); err != nil {
 		t.Fatal(err)
 	}
 	e2eutil.WaitFor(t, stepTimeout, "the tenant's EtcdCluster, DataStore and CA Secret deleted", func() bool {
