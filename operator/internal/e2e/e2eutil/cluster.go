@@ -30,6 +30,7 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	kamaji "github.com/cozystack/etcd-operator/tenants/api/kamaji/v1alpha1"
 )
 
 // DefaultEtcdVersion is the etcd the suites run unless E2E_ETCD_VERSION names another one of
@@ -48,12 +49,13 @@ func EtcdVersion() string {
 	return DefaultEtcdVersion
 }
 
-// Scheme knows client-go's kinds, ours and cert-manager's.
+// Scheme knows client-go's kinds, ours, cert-manager's and Kamaji's.
 var Scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = v1alpha2.AddToScheme(s)
 	_ = cmapi.AddToScheme(s)
+	_ = kamaji.AddToScheme(s)
 	return s
 }()
 
