@@ -410,3 +410,8 @@ var RestoreFailureReasons = []string{
 	ReasonSourceNotFound, ReasonNoSpace, ReasonChecksumMismatch, ReasonSnapshotNewerThanTarget, ReasonUnsupported,
 	ReasonEtcdutlFailed,
 }
+
+// ReasonPodMovedOffNode (Event on an EtcdMember): its Pod was on a node marked
+// node.kubernetes.io/out-of-service and its volume can follow, so the Pod was force-deleted to
+// restart on another node with the same data.
+const ReasonPodMovedOffNode = "PodMovedOffNode"

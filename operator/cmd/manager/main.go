@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/agent"
+	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdcluster"
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/manager"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
@@ -32,15 +34,16 @@ import (
 const LeaderElectionID = "etcd-operator.cozystack.io"
 
 type options struct {
-	metricsAddr, probeAddr string
-	leaderElect            bool
-	watchNamespaces        string
-	clusterDomain          string
-	imageRepository        string
-	agentImage             string
-	workers                int
-	tenantController       bool
-	tenant                 tenantOptions
+	metricsAddr, probeAddr  string
+	leaderElect             bool
+	watchNamespaces         string
+	clusterDomain           string
+	imageRepository         string
+	agentImage              string
+	workers                 int
+	tenantController        bool
+	tenant                  tenantOptions
+	nodeGrace, pvcNodeGrace time.Duration
 }
 
 // tenantOptions configure the tenant controller (the operator chart's tenantController values).
@@ -64,6 +67,10 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs.StringVar(&o.agentImage, "agent-image", os.Getenv("AGENT_IMAGE"),
 		"the operator's own image: its binary takes and restores snapshots in Pods (empty: snapshots fail and restores wait, saying why)")
 	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "workers per controller")
+	fs.DurationVar(&o.nodeGrace, "node-grace-period", etcdcluster.DefaultNodeGracePeriod,
+		"how long a tmpfs member's node may be NotReady before the member is replaced")
+	fs.DurationVar(&o.pvcNodeGrace, "pvc-node-grace-period", etcdcluster.DefaultPVCNodeGracePeriod,
+		"how long a member with a PVC may sit on a NotReady node before it is replaced (or moved with its volume, if the node is marked node.kubernetes.io/out-of-service)")
 	fs.BoolVar(&o.tenantController, "enable-tenant-controller", false,
 		"run the tenant controller: each served Kamaji TenantControlPlane gets its own EtcdCluster and DataStore")
 	fs.StringVar(&o.tenant.templateFile, "tenant-etcd-template", "", "file with the EtcdCluster spec (YAML) every tenant etcd starts from")
@@ -179,7 +186,7 @@ func run(args []string) error {
 	access := etcdaccess.NewPooled(mgr.GetClient(), nil, tlsSource)
 	defer access.Close()
 	if err := manager.Setup(mgr, access, tlsSource, manager.Options{Workers: o.workers, ClusterDomain: o.clusterDomain,
-		ImageRepository: o.imageRepository, AgentImage: o.agentImage}); err != nil {
+		ImageRepository: o.imageRepository, AgentImage: o.agentImage, NodeGracePeriod: o.nodeGrace, PVCNodeGracePeriod: o.pvcNodeGrace}); err != nil {
 		return err
 	}
 	if o.tenantController {

@@ -31,13 +31,16 @@ type Options struct {
 	AgentImage string
 	// NodeGracePeriod before tmpfs members of a NotReady node are replaced (0: the default).
 	NodeGracePeriod time.Duration
+	// PVCNodeGracePeriod before members with a PVC on a NotReady node are replaced (0: the default).
+	PVCNodeGracePeriod time.Duration
 }
 
 // Setup registers every controller with mgr.
 func Setup(mgr ctrl.Manager, access *etcdaccess.Access, tls *tlsmaterial.Source, o Options) error {
 	for _, c := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
-			Etcd: access, MaxConcurrentReconciles: o.Workers, ClusterDomain: o.ClusterDomain, TLS: tls, NodeGracePeriod: o.NodeGracePeriod},
+			Etcd: access, MaxConcurrentReconciles: o.Workers, ClusterDomain: o.ClusterDomain, TLS: tls, NodeGracePeriod: o.NodeGracePeriod,
+			PVCNodeGracePeriod: o.PVCNodeGracePeriod},
 		&etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
 			Etcd: access, ImageRepository: o.ImageRepository, AgentImage: o.AgentImage, MaxConcurrentReconciles: o.Workers,
 			ClusterDomain: o.ClusterDomain, TLS: tls},

@@ -21,11 +21,17 @@ const CrashLoopRestarts = 3
 // shortRun is how long a failed run may have lasted to count as a failure to start.
 const shortRun = time.Minute
 
-// nodeReadiness tells since when a node has been NotReady; ok=false means it is Ready or unknown.
-type nodeReadiness func(node string) (since time.Time, notReady bool)
+// nodeStates tells what is known of a node (topology.StateOf).
+type nodeStates func(node string) topology.NodeState
 
-// brokenReason says why a member must be replaced, or "" when it need not. It is pure.
-func brokenReason(m *v1alpha2.EtcdMember, pod *corev1.Pod, node nodeReadiness, grace time.Duration, now time.Time) string {
+// graces are how long a member's node may stay NotReady before the member is replaced: a tmpfs
+// member's data cannot outlive its node; a PVC member's may, so it waits longer.
+type graces struct{ tmpfs, pvc time.Duration }
+
+// brokenReason says why a member must be replaced, or "" when it need not. It is pure but for
+// volumeFollows (the member's PV can be used off its node), asked only for a PVC member whose
+// node is out of service.
+func brokenReason(m *v1alpha2.EtcdMember, pod *corev1.Pod, node nodeStates, g graces, volumeFollows func(node string) bool, now time.Time) string {
 	memory := m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory
 	if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil && r.Reason == v1alpha2.ReasonDataLost {
 		return membership.DataLostPrefix + r.Message
@@ -34,16 +40,42 @@ func brokenReason(m *v1alpha2.EtcdMember, pod *corev1.Pod, node nodeReadiness, g
 		return membership.DataLostPrefix + "the tmpfs member's Pod is gone"
 	}
 	// Before the deletion check: Pods on a dead node get evicted and then hang in Terminating.
-	if memory && pod != nil && pod.Spec.NodeName != "" && node != nil {
-		if since, notReady := node(pod.Spec.NodeName); notReady && now.Sub(since) >= grace {
-			return fmt.Sprintf("node %s has been NotReady since %s", pod.Spec.NodeName, since.UTC().Format(time.RFC3339))
-		}
+	if r := nodeLost(memory, pod, node, g, volumeFollows, now); r != "" {
+		return r
 	}
 	if pod == nil || !pod.DeletionTimestamp.IsZero() {
 		return ""
 	}
 	if n, ok := crashLooping(pod); ok {
 		return fmt.Sprintf("etcd has restarted %d times without becoming ready (data lost or corrupt?)", n)
+	}
+	return ""
+}
+
+// nodeLost: the member's node has been NotReady past the grace period of its storage. A PVC
+// member is then replaced too (removing it from etcd first fences its old process, should the
+// node come back), except when its node is marked out of service and its volume can follow:
+// the member controller clears its Pod, and it restarts elsewhere on the same data.
+func nodeLost(memory bool, pod *corev1.Pod, node nodeStates, g graces, volumeFollows func(node string) bool, now time.Time) string {
+	if pod == nil || pod.Spec.NodeName == "" || node == nil {
+		return ""
+	}
+	s := node(pod.Spec.NodeName)
+	grace := g.pvc
+	if memory {
+		grace = g.tmpfs
+	}
+	if !s.NotReady || now.Sub(s.NotReadySince) < grace {
+		return ""
+	}
+	why := fmt.Sprintf("node %s has been NotReady since %s", pod.Spec.NodeName, s.NotReadySince.UTC().Format(time.RFC3339))
+	switch {
+	case memory:
+		return why
+	case !s.OutOfService:
+		return why + " (past the " + g.pvc.String() + " grace for members with a PVC, and not marked " + corev1.TaintNodeOutOfService + ")"
+	case !volumeFollows(pod.Spec.NodeName):
+		return why + " and its volume is bound to that node"
 	}
 	return ""
 }

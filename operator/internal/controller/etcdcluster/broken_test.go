@@ -11,6 +11,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 func TestBrokenReason(t *testing.T) {
@@ -40,38 +41,51 @@ func TestBrokenReason(t *testing.T) {
 	crashing := func(restarts int32, reason string) func(*corev1.Pod) {
 		return crashingFor(restarts, reason, "CrashLoopBackOff", time.Second)
 	}
-	nodeDown := func(since time.Duration) nodeReadiness {
-		return func(string) (time.Time, bool) { return now.Add(-since), true }
+	nodeDown := func(since time.Duration) nodeStates {
+		return func(string) topology.NodeState {
+			return topology.NodeState{NotReady: true, NotReadySince: now.Add(-since)}
+		}
 	}
-	nodeUp := func(string) (time.Time, bool) { return time.Time{}, false }
+	outOfService := func(since time.Duration) nodeStates {
+		return func(string) topology.NodeState {
+			return topology.NodeState{NotReady: true, NotReadySince: now.Add(-since), OutOfService: true}
+		}
+	}
+	nodeUp := func(string) topology.NodeState { return topology.NodeState{} }
 	memory, pvc := v1alpha2.StorageMediumMemory, v1alpha2.StorageMediumDefault
 	cases := []struct {
 		name   string
 		m      *v1alpha2.EtcdMember
 		pod    *corev1.Pod
-		node   nodeReadiness
+		node   nodeStates
 		prefix string // "" means not broken
+		pinned bool   // the member's volume is bound to its node
 	}{
-		{"healthy tmpfs member", mem(memory, "u1"), pod("u1"), nodeUp, ""},
-		{"tmpfs Pod deleted", mem(memory, "u1"), nil, nodeUp, membership.DataLostPrefix},
-		{"tmpfs Pod replaced", mem(memory, "u1"), pod("u2"), nodeUp, membership.DataLostPrefix},
-		{"tmpfs Pod terminal", mem(memory, "u1"), pod("u1", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), nodeUp, membership.DataLostPrefix},
-		{"tmpfs member before its first Pod", mem(memory, ""), nil, nodeUp, ""},
-		{"PVC member without Pod is recreated, not replaced", mem(pvc, "u1"), nil, nodeUp, ""},
-		{"tmpfs node NotReady past grace", mem(memory, "u1"), pod("u1"), nodeDown(2 * time.Minute), "node n1"},
-		{"tmpfs node NotReady within grace", mem(memory, "u1"), pod("u1"), nodeDown(30 * time.Second), ""},
-		{"PVC member on NotReady node waits for it", mem(pvc, "u1"), pod("u1"), nodeDown(time.Hour), ""},
-		{"crash loop", mem(pvc, "u1"), pod("u1", crashing(3, "Error")), nodeUp, "etcd has restarted 3 times"},
-		{"few restarts", mem(pvc, "u1"), pod("u1", crashing(2, "Error")), nodeUp, ""},
-		{"restarting now after a long run", mem(pvc, "u1"), pod("u1", crashingFor(7, "Error", "CrashLoopBackOff", time.Hour)), nodeUp, ""},
-		{"restarts in the past, not waiting now", mem(pvc, "u1"), pod("u1", crashingFor(7, "Error", "", time.Second)), nodeUp, ""},
+		{"healthy tmpfs member", mem(memory, "u1"), pod("u1"), nodeUp, "", false},
+		{"tmpfs Pod deleted", mem(memory, "u1"), nil, nodeUp, membership.DataLostPrefix, false},
+		{"tmpfs Pod replaced", mem(memory, "u1"), pod("u2"), nodeUp, membership.DataLostPrefix, false},
+		{"tmpfs Pod terminal", mem(memory, "u1"), pod("u1", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), nodeUp, membership.DataLostPrefix, false},
+		{"tmpfs member before its first Pod", mem(memory, ""), nil, nodeUp, "", false},
+		{"PVC member without Pod is recreated, not replaced", mem(pvc, "u1"), nil, nodeUp, "", false},
+		{"tmpfs node NotReady past grace", mem(memory, "u1"), pod("u1"), nodeDown(2 * time.Minute), "node n1", false},
+		{"tmpfs node NotReady within grace", mem(memory, "u1"), pod("u1"), nodeDown(30 * time.Second), "", false},
+		{"PVC member on a NotReady node waits within its grace", mem(pvc, "u1"), pod("u1"), nodeDown(4 * time.Minute), "", false},
+		{"PVC member's node NotReady past its grace: replaced", mem(pvc, "u1"), pod("u1"), nodeDown(6 * time.Minute), "node n1", false},
+		{"PVC member's node out of service, volume follows: moved, not replaced", mem(pvc, "u1"), pod("u1"), outOfService(6 * time.Minute), "", false},
+		{"PVC member's node out of service, volume bound to it: replaced", mem(pvc, "u1"), pod("u1"), outOfService(6 * time.Minute), "node n1", true},
+		{"PVC member's node out of service within the grace", mem(pvc, "u1"), pod("u1"), outOfService(time.Minute), "", true},
+		{"crash loop", mem(pvc, "u1"), pod("u1", crashing(3, "Error")), nodeUp, "etcd has restarted 3 times", false},
+		{"few restarts", mem(pvc, "u1"), pod("u1", crashing(2, "Error")), nodeUp, "", false},
+		{"restarting now after a long run", mem(pvc, "u1"), pod("u1", crashingFor(7, "Error", "CrashLoopBackOff", time.Hour)), nodeUp, "", false},
+		{"restarts in the past, not waiting now", mem(pvc, "u1"), pod("u1", crashingFor(7, "Error", "", time.Second)), nodeUp, "", false},
 		{"tmpfs node NotReady past grace, Pod evicted", mem(memory, "u1"), pod("u1", func(p *corev1.Pod) {
 			p.DeletionTimestamp = &metav1.Time{Time: now}
-		}), nodeDown(2 * time.Minute), "node n1"},
-		{"OOM kills are not data loss", mem(pvc, "u1"), pod("u1", crashing(9, "OOMKilled")), nodeUp, ""},
+		}), nodeDown(2 * time.Minute), "node n1", false},
+		{"OOM kills are not data loss", mem(pvc, "u1"), pod("u1", crashing(9, "OOMKilled")), nodeUp, "", false},
 	}
 	for _, tc := range cases {
-		got := brokenReason(tc.m, tc.pod, tc.node, 90*time.Second, now)
+		follows := func(string) bool { return !tc.pinned }
+		got := brokenReason(tc.m, tc.pod, tc.node, graces{tmpfs: 90 * time.Second, pvc: 5 * time.Minute}, follows, now)
 		if (tc.prefix == "") != (got == "") || !strings.HasPrefix(got, tc.prefix) {
 			t.Errorf("%s: brokenReason = %q, want prefix %q", tc.name, got, tc.prefix)
 		}

@@ -16,13 +16,13 @@ import (
 
 // decide turns the observation into membership.Observed and asks for the next action.
 func (r *Reconciler) decide(ctx context.Context, st *clusterState) error {
-	st.obs = observed(st, r.nodeReadiness(ctx), r.NodeGracePeriod, time.Now())
+	st.obs = observed(st, r.nodeStates(ctx), graces{tmpfs: r.NodeGracePeriod, pvc: r.PVCNodeGracePeriod}, r.volumeFollows(ctx), time.Now())
 	st.action = membership.Decide(st.obs)
 	return nil
 }
 
 // observed is the pure translation of a pass's observation for the decision.
-func observed(st *clusterState, node nodeReadiness, grace time.Duration, now time.Time) membership.Observed {
+func observed(st *clusterState, node nodeStates, g graces, follows func(m *v1alpha2.EtcdMember, node string) bool, now time.Time) membership.Observed {
 	o := membership.Observed{
 		Desired:    resources.DesiredReplicas(st.cluster),
 		Formed:     st.status.ClusterID != "",
@@ -39,7 +39,7 @@ func observed(st *clusterState, node nodeReadiness, grace time.Duration, now tim
 			Name: m.Name, Created: m.CreationTimestamp.Time, Seed: m.Spec.Bootstrap,
 			Deleting: !m.DeletionTimestamp.IsZero(), Dormant: m.Spec.Dormant, Pending: m.Spec.InitialCluster == "",
 			Ready: topology.MemberReady(m), Voter: m.Status.IsVoter, ForceNewCluster: m.Spec.ForceNewCluster,
-			Broken: brokenReason(m, st.pods[m.Name], node, grace, now),
+			Broken: brokenReason(m, st.pods[m.Name], node, g, func(node string) bool { return follows(m, node) }, now),
 		}
 		if st.etcd.list != nil {
 			if e, ok := topology.FindInList(m, st.etcd.list.Members); ok {
@@ -61,19 +61,23 @@ func observed(st *clusterState, node nodeReadiness, grace time.Duration, now tim
 	return o
 }
 
-// nodeReadiness reads Nodes through the cache; it is consulted only for tmpfs members.
-func (r *Reconciler) nodeReadiness(ctx context.Context) nodeReadiness {
-	return func(name string) (time.Time, bool) {
+// nodeStates reads Nodes through the cache.
+func (r *Reconciler) nodeStates(ctx context.Context) nodeStates {
+	return func(name string) topology.NodeState {
 		node := &corev1.Node{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
-			return time.Time{}, false
+			return topology.NodeState{}
 		}
-		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-				return c.LastTransitionTime.Time, true
-			}
-		}
-		return time.Time{}, false
+		return topology.StateOf(node)
+	}
+}
+
+// volumeFollows reads a member's PVC and PV (only for a member on a node out of service): a
+// volume that cannot be read says it cannot follow.
+func (r *Reconciler) volumeFollows(ctx context.Context) func(*v1alpha2.EtcdMember, string) bool {
+	return func(m *v1alpha2.EtcdMember, node string) bool {
+		pv, err := topology.MemberVolume(ctx, r.Client, m)
+		return err == nil && pv != nil && !topology.VolumePinned(pv, node)
 	}
 }
 

@@ -38,7 +38,11 @@ type Reconciler struct {
 	Etcd *etcdaccess.Access
 	// NodeGracePeriod is how long a tmpfs member's node may be NotReady before the member is
 	// replaced. Zero means DefaultNodeGracePeriod.
-	NodeGracePeriod         time.Duration
+	NodeGracePeriod time.Duration
+	// PVCNodeGracePeriod is how long a PVC member's node may be NotReady before the member is
+	// replaced (or, on a node marked out of service, moved with its volume). Zero means
+	// DefaultPVCNodeGracePeriod.
+	PVCNodeGracePeriod      time.Duration
 	MaxConcurrentReconciles int
 	// ClusterDomain is the cluster's DNS domain, for certificate names; empty is cluster.local.
 	ClusterDomain string
@@ -57,6 +61,11 @@ type Reconciler struct {
 // DefaultNodeGracePeriod is shorter than the 5-minute default eviction of Pods from a NotReady
 // node: a tmpfs member's data cannot outlive its node, so waiting longer only prolongs the gap.
 const DefaultNodeGracePeriod = 90 * time.Second
+
+// DefaultPVCNodeGracePeriod matches Kubernetes' default toleration of an unreachable node (300 s
+// before its Pods are evicted): a node that stays away longer is treated as gone, and a member
+// with a PVC is replaced (a resync from the leader) rather than waited for.
+const DefaultPVCNodeGracePeriod = 5 * time.Minute
 
 // holderRecheck is how often a cluster held by an EtcdRestore checks that its holder still exists.
 const holderRecheck = 30 * time.Second
@@ -79,6 +88,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.apiReader = mgr.GetAPIReader()
 	if r.NodeGracePeriod == 0 {
 		r.NodeGracePeriod = DefaultNodeGracePeriod
+	}
+	if r.PVCNodeGracePeriod == 0 {
+		r.PVCNodeGracePeriod = DefaultPVCNodeGracePeriod
 	}
 	if r.TLS == nil {
 		r.TLS = tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())

@@ -110,18 +110,50 @@ func (r *Reconciler) waitForRegistration(_ context.Context, st *memberState) (bo
 	return true, nil
 }
 
-// replaceTerminalPod deletes a Pod that ended (Succeeded after a graceful node shutdown, or
-// Failed); a bare Pod never restarts by itself. The next pass creates a fresh one.
-func (r *Reconciler) replaceTerminalPod(ctx context.Context, st *memberState) (bool, error) {
-	if st.pod == nil || !topology.PodTerminal(st.pod) || st.dataLost {
+// replaceDeadPod deletes a Pod that will not run again; the next pass creates a fresh one. That
+// is a Pod that ended (Succeeded after a graceful node shutdown, or Failed: a bare Pod never
+// restarts), or, forcibly, one on a node marked out of service (its kubelet is gone and would
+// never confirm the deletion) when the member's volume can follow it to another node: it restarts
+// there on the same data, same member ID. With a volume bound to that node the member stays, and
+// the cluster controller replaces it after the grace period.
+func (r *Reconciler) replaceDeadPod(ctx context.Context, st *memberState) (bool, error) {
+	if st.pod == nil || st.dataLost {
 		return false, nil
 	}
-	if err := r.deletePod(ctx, st.pod); err != nil {
-		return true, err
+	switch node, moves := r.movesOffDeadNode(ctx, st); {
+	case topology.PodTerminal(st.pod):
+		if err := r.deletePod(ctx, st.pod); err != nil {
+			return true, err
+		}
+		r.event(st.member, corev1.EventTypeWarning, "PodTerminated", "DeletePod", "Pod %s ended in phase %s; recreating it", st.pod.Name, st.pod.Status.Phase)
+	case moves:
+		err := r.Client.Delete(ctx, st.pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &st.pod.UID})
+		if client.IgnoreNotFound(err) != nil {
+			return true, err
+		}
+		r.event(st.member, corev1.EventTypeWarning, v1alpha2.ReasonPodMovedOffNode, "DeletePod",
+			"node %s is marked %s: force-deleted Pod %s so that it restarts on another node with PVC %s",
+			node, corev1.TaintNodeOutOfService, st.pod.Name, v1alpha2.PVCName(st.member.Name))
+	default:
+		return false, nil
 	}
-	r.event(st.member, corev1.EventTypeWarning, "PodTerminated", "DeletePod", "Pod %s ended in phase %s; recreating it", st.pod.Name, st.pod.Status.Phase)
-	st.pod, st.waiting = nil, "recreating terminated Pod"
+	st.pod, st.waiting = nil, "recreating a Pod that cannot run again"
 	return true, nil
+}
+
+// movesOffDeadNode: the Pod's node is marked out of service and the member's PVC can be used
+// elsewhere (its PV is not bound to that node).
+func (r *Reconciler) movesOffDeadNode(ctx context.Context, st *memberState) (string, bool) {
+	node := st.pod.Spec.NodeName
+	if node == "" || st.member.Spec.Storage.Medium == v1alpha2.StorageMediumMemory {
+		return node, false
+	}
+	n := &corev1.Node{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil || !topology.StateOf(n).OutOfService {
+		return node, false
+	}
+	pv, err := topology.MemberVolume(ctx, r.Client, st.member)
+	return node, err == nil && pv != nil && !topology.VolumePinned(pv, node)
 }
 
 func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, error) {

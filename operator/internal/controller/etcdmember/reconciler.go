@@ -60,6 +60,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes;persistentvolumes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -101,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){
-		r.loadPod, r.buildDesiredPod, r.park, r.ensurePVC, r.checkTLS, r.checkRestore, r.waitForRegistration, r.replaceTerminalPod,
+		r.loadPod, r.buildDesiredPod, r.park, r.ensurePVC, r.checkTLS, r.checkRestore, r.waitForRegistration, r.replaceDeadPod,
 		r.restartOutdatedPod, r.restartToForceNewCluster, r.ensurePod, r.syncPodMetadata,
 	} {
 		done, err := step(ctx, st)

@@ -40,6 +40,10 @@ const AgentImage = "registry.local/etcd-operator:e2e"
 // NotReady node: shorter than the default so that a stopped-node scenario takes a minute.
 const NodeGracePeriod = 20 * time.Second
 
+// PVCNodeGracePeriod is the in-process operator's wait before replacing members with a PVC on a
+// NotReady node (5 minutes by default).
+const PVCNodeGracePeriod = 30 * time.Second
+
 // StartInProcess runs the operator's two controllers in the test binary (fast to start, easy
 // to debug); their etcd clients dial into the cluster network.
 func StartInProcess(c *framework.Cluster) error {
@@ -51,7 +55,8 @@ func StartInProcess(c *framework.Cluster) error {
 	src := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	access := etcdaccess.NewPooled(mgr.GetClient(), ClusterDialer(c), src)
 	if err := manager.Setup(mgr, access, src, manager.Options{Workers: 4, ClusterDomain: localcluster.ClusterDomain,
-		ImageRepository: v1alpha2.DefaultImageRepository, AgentImage: AgentImage, NodeGracePeriod: NodeGracePeriod}); err != nil {
+		ImageRepository: v1alpha2.DefaultImageRepository, AgentImage: AgentImage, NodeGracePeriod: NodeGracePeriod,
+		PVCNodeGracePeriod: PVCNodeGracePeriod}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(context.Background()) }()
