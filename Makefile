@@ -96,6 +96,15 @@ test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
 	hack/e2e-deps.sh
 	$(E2E_ENV) go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
+# Fuzz targets of the pure deciders: `make test` runs their seed corpora (testdata/fuzz/ included);
+# this runs each one's fuzzer for FUZZTIME.
+FUZZTIME ?= 60s
+FUZZ_TARGETS := ./operator/internal/membership:FuzzDecide ./operator/internal/rollout:FuzzDecide ./operator/internal/trust:FuzzPlan
+
+.PHONY: fuzz
+fuzz: ## Fuzz the deciders (membership, rollout, trust) for FUZZTIME each.
+	@for t in $(FUZZ_TARGETS); do echo "fuzz $$t"; go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) || exit 1; done
+
 .PHONY: test
 test: verify lint test-unit test-e2e ## Everything CI runs.
 

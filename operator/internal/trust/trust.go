@@ -92,9 +92,11 @@ func Plan(p Plane, trustCurrent bool, now time.Time) Decision {
 	}
 	if union := Merge(p.ActiveCA, p.SourceCA); !bytes.Equal(union, p.ActiveCA) {
 		// Leaves that nothing serves yet can be copied now: no member uses them.
-		return Decision{Kind: Widen, CA: union, Copy: missing(p.Leaves)}
+		copyNew, _ := missing(p.Leaves, union, now)
+		return Decision{Kind: Widen, CA: union, Copy: copyNew}
 	}
-	d := Decision{Kind: None, Copy: missing(p.Leaves)}
+	copyNew, unservable := missing(p.Leaves, p.ActiveCA, now)
+	d := Decision{Kind: None, Copy: copyNew}
 	for i, l := range p.Leaves {
 		if l.Source == nil || l.Active == nil || pairEqual(*l.Source, *l.Active) {
 			continue
@@ -113,11 +115,14 @@ func Plan(p Plane, trustCurrent bool, now time.Time) Decision {
 	if d.Kind != None {
 		return d
 	}
-	if keep := needed(p, now); !bytes.Equal(keep, p.ActiveCA) {
+	if keep := needed(p, d.Copy, now); !bytes.Equal(keep, p.ActiveCA) {
 		if !trustCurrent {
 			return Decision{Kind: Wait, Copy: d.Copy}
 		}
 		return Decision{Kind: Narrow, CA: keep, Copy: d.Copy}
+	}
+	if unservable != "" {
+		return Decision{Kind: Hold, Held: unservable, Copy: d.Copy}
 	}
 	if anyTrue(d.Copy) {
 		d.Kind = Swap
@@ -126,8 +131,8 @@ func Plan(p Plane, trustCurrent bool, now time.Time) Decision {
 }
 
 // needed is the part of the active bundle still in use: CAs in a source's ca.crt, or that
-// verify a served leaf.
-func needed(p Plane, now time.Time) []byte {
+// verify a served leaf or one about to be served (copying marks those).
+func needed(p Plane, copying []bool, now time.Time) []byte {
 	var source [][]byte
 	for _, c := range certs(p.SourceCA) {
 		source = append(source, c.Raw)
@@ -135,8 +140,12 @@ func needed(p Plane, now time.Time) []byte {
 	var out [][]byte
 	for _, ca := range certs(p.ActiveCA) {
 		keep := contains(source, ca.Raw)
-		for _, l := range p.Leaves {
-			if !keep && l.Active != nil && Verifies(encode(ca), l.Active.Cert, now) {
+		for i, l := range p.Leaves {
+			served := l.Active
+			if i < len(copying) && copying[i] {
+				served = l.Source
+			}
+			if !keep && served != nil && Verifies(encode(ca), served.Cert, now) {
 				keep = true
 			}
 		}
@@ -243,12 +252,20 @@ func encodeAll(raws [][]byte) []byte {
 
 func pairEqual(a, b Pair) bool { return bytes.Equal(a.Cert, b.Cert) && bytes.Equal(a.Key, b.Key) }
 
-func missing(ls []Leaf) []bool {
-	out := make([]bool, len(ls))
+// missing marks the leaves nothing serves yet whose source the bundle verifies: they can be
+// served at once. One the bundle does not verify is not copied (its peers would refuse it);
+// unservable says why.
+func missing(ls []Leaf, bundle []byte, now time.Time) (out []bool, unservable string) {
+	out = make([]bool, len(ls))
 	for i, l := range ls {
-		out[i] = l.Active == nil && l.Source != nil
+		if l.Active != nil || l.Source == nil {
+			continue
+		}
+		if out[i] = Verifies(bundle, l.Source.Cert, now); !out[i] {
+			unservable = "its certificate does not chain to a CA in its Secret's ca.crt"
+		}
 	}
-	return out
+	return out, unservable
 }
 
 func anyTrue(bs []bool) bool {

@@ -60,6 +60,13 @@ func TestPlanFollowsACARotationInThreeSteps(t *testing.T) {
 		{"narrowing waits for the members too",
 			trust.Plane{ActiveCA: both, SourceCA: newCA.PEM, Leaves: []trust.Leaf{{Source: newLeaf, Active: newLeaf}}}, false,
 			trust.Wait, nil, []bool{false}},
+		// Found by FuzzPlan: a Secret whose ca.crt does not hold its certificate's issuer.
+		{"a new leaf the bundle does not verify is held, not served",
+			trust.Plane{ActiveCA: oldCA.PEM, Leaves: []trust.Leaf{{Source: newLeaf}}}, true,
+			trust.Hold, nil, []bool{false}},
+		{"narrowing keeps the CA of a leaf about to be served",
+			trust.Plane{ActiveCA: both, SourceCA: oldCA.PEM, Leaves: []trust.Leaf{{Source: oldLeaf, Active: oldLeaf}, {Source: newLeaf}}}, true,
+			trust.Swap, nil, []bool{false, true}},
 		{"an old CA still in a source's bundle stays",
 			trust.Plane{ActiveCA: both, SourceCA: both, Leaves: []trust.Leaf{{Source: newLeaf, Active: newLeaf}}}, true,
 			trust.None, nil, []bool{false}},
