@@ -70,22 +70,21 @@ func TestExternalIssuerAndTemplate(t *testing.T) {
 	if k, ok := csr.PublicKey.(*rsa.PublicKey); !ok || k.N.BitLen() != 3072 {
 		t.Errorf("requested key %T, want the template's RSA-3072", csr.PublicKey)
 	}
-	signed := ca.SignCSR(t, cr.Spec.Request, cr.Spec.Duration.Duration)
-	cr.Status.Certificate, cr.Status.CA = signed, ca.PEM
-	now := metav1.Now()
-	cr.Status.Conditions = append(cr.Status.Conditions, cmapi.CertificateRequestCondition{Type: cmapi.CertificateRequestConditionReady,
-		Status: cmmeta.ConditionTrue, Reason: cmapi.CertificateRequestReasonIssued, Message: "signed by the e2e external issuer", LastTransitionTime: &now})
-	if err := c.Client.Status().Update(context.Background(), cr); err != nil {
-		t.Fatalf("sign the CertificateRequest: %v", err)
-	}
-	waitReady(t, c.Client, ns, certs[0].Name)
-	t.Logf("external issuer: request handed over and signed, Certificate Ready %s after creation", time.Since(start).Round(time.Millisecond))
+	// Play the external issuer's controller: sign every approved request of the Certificate, not
+	// just the first (under load cert-manager may supersede a request whose key it regenerated).
+	signed := map[string]bool{}
+	e2eutil.WaitFor(t, issueTimeout, "Certificate "+certs[0].Name+" Ready", func() bool {
+		signRequests(t, c.Client, ns, ca, signed)
+		return certReady(t, c.Client, ns, certs[0].Name)
+	})
+	t.Logf("external issuer: request handed over and signed, Certificate Ready %s after creation (%d request(s) signed)",
+		time.Since(start).Round(time.Millisecond), len(signed))
 
 	s := &corev1.Secret{}
 	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v1alpha2.ServerSecretName("ext")}, s); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(s.Data[pki.KeyCert], signed) || !bytes.Equal(s.Data[pki.KeyCA], ca.PEM) {
+	if !signed[string(s.Data[pki.KeyCert])] || !bytes.Equal(s.Data[pki.KeyCA], ca.PEM) {
 		t.Error("the Secret does not hold what the external issuer signed")
 	}
 	ref := pki.ClusterRef{Name: "ext", Namespace: ns, ClusterDomain: localcluster.ClusterDomain}
@@ -94,6 +93,56 @@ func TestExternalIssuerAndTemplate(t *testing.T) {
 	if err := pki.ValidateSecretData(s.Data, req); err != nil {
 		t.Error(err)
 	}
+}
+
+// signRequests signs, as the external issuer, every approved request in ns not answered yet,
+// recording each certificate it signed.
+func signRequests(t *testing.T, cl client.Client, ns string, ca *pkitest.CA, signed map[string]bool) {
+	t.Helper()
+	var list cmapi.CertificateRequestList
+	if err := cl.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		cr := &list.Items[i]
+		if len(cr.Status.Certificate) > 0 || !requestCondition(cr, cmapi.CertificateRequestConditionApproved) ||
+			requestCondition(cr, cmapi.CertificateRequestConditionReady) || cr.Spec.Duration == nil {
+			continue
+		}
+		cert := ca.SignCSR(t, cr.Spec.Request, cr.Spec.Duration.Duration)
+		cr.Status.Certificate, cr.Status.CA = cert, ca.PEM
+		now := metav1.Now()
+		cr.Status.Conditions = append(cr.Status.Conditions, cmapi.CertificateRequestCondition{Type: cmapi.CertificateRequestConditionReady,
+			Status: cmmeta.ConditionTrue, Reason: cmapi.CertificateRequestReasonIssued, Message: "signed by the e2e external issuer", LastTransitionTime: &now})
+		if err := cl.Status().Update(context.Background(), cr); err != nil {
+			continue // it changed meanwhile: the next poll sees it again
+		}
+		signed[string(cert)] = true
+	}
+}
+
+func requestCondition(cr *cmapi.CertificateRequest, typ cmapi.CertificateRequestConditionType) bool {
+	for _, c := range cr.Status.Conditions {
+		if c.Type == typ && c.Status == cmmeta.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// certReady reads whether the Certificate is Ready.
+func certReady(t *testing.T, cl client.Client, ns, name string) bool {
+	t.Helper()
+	cert := &cmapi.Certificate{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cert); err != nil {
+		return false
+	}
+	for _, cond := range cert.Status.Conditions {
+		if cond.Type == cmapi.CertificateConditionReady && cond.Status == cmmeta.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // waitRequest waits for the CertificateRequest cert-manager creates for the namespace's
