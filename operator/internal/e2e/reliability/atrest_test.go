@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
@@ -29,19 +31,32 @@ func TestAtRestUnderKills(t *testing.T) {
 		for _, role := range []string{"leader", "follower"} {
 			e2eutil.WaitFor(t, time.Minute, "the workload going", func() bool { return h.Len() > 50*(faults+1) })
 			victim := member(t, c, ns, "rest", role == "leader")
+			before := restarts(e2eutil.Pod(t, c, ns, victim))
+			start := time.Now()
 			if err := c.KillContainer(context.Background(), ns, victim, "etcd"); err != nil {
 				t.Fatal(err)
 			}
 			faults++
-			took := e2eutil.WaitFor(t, convergeTimeout, fmt.Sprintf("round %d: converged after SIGKILL of the %s %s", round, role, victim), func() bool {
+			e2eutil.WaitFor(t, convergeTimeout, victim+" restarted", func() bool { return restarts(e2eutil.Pod(t, c, ns, victim)) > before })
+			e2eutil.WaitFor(t, convergeTimeout, fmt.Sprintf("round %d: converged after SIGKILL of the %s %s", round, role, victim), func() bool {
 				return e2eutil.Converged(t, c, ns, "rest", 3)
 			})
+			took := time.Since(start)
 			slowest = max(slowest, took)
 		}
 	}
 	rep := h.StopAndCheck(t, t.TempDir())
 	t.Logf("campaign at rest: %d faults, %d operations, %d unknown outcomes, linearizable %v, slowest convergence %s",
 		faults, rep.Ops, rep.Unknown, rep.Linearizable, slowest.Round(100*time.Millisecond))
+}
+
+func restarts(p *corev1.Pod) int32 {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == "etcd" {
+			return s.RestartCount
+		}
+	}
+	return 0
 }
 
 // member names the cluster's leader, or a follower, as etcd reports it.
