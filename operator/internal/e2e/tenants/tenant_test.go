@@ -3,6 +3,7 @@
 package tenants
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -96,6 +97,10 @@ func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
 		e2eutil.WaitConvergedWith(t, c, ns, n.Cluster, 3, root, stepTimeout)
 	})
 	t.Logf("upgrade: %s", took)
+	w.setPhase("CA renewed")
+	took = renewCA(t, c, n)
+	t.Logf("CA renewed: %s until every member serves and trusts only the renewed CA", took)
+
 	w.setPhase("after")
 	before := len(w.acknowledged())
 	e2eutil.WaitFor(t, time.Minute, "writes after the changes", func() bool { return len(w.acknowledged()) >= before+20 })
@@ -117,6 +122,30 @@ func setSpec(t *testing.T, c *framework.Cluster, ns, name, spec string, wait fun
 		t.Fatal(err)
 	}
 	wait()
+	return time.Since(start).Round(time.Millisecond)
+}
+
+// renewCA renews the tenant's CA certificate (cert-manager keeps its key: rotationPolicy Never)
+// and every leaf of its etcd, as `cmctl renew` would, and waits until every member serves and
+// trusts only the renewed CA: the operator widens, swaps and narrows its trust, restarting every
+// member twice. The tenant apiserver's client certificate (minted by Kamaji from the CA before)
+// still verifies: same key, same subject.
+func renewCA(t *testing.T, c *framework.Cluster, n specs.Names) time.Duration {
+	t.Helper()
+	old := e2eutil.SecretData(t, c, n.Namespace, n.CA())["tls.crt"]
+	start := time.Now()
+	e2eutil.TriggerRenewal(t, c, n.Namespace, n.CA())
+	var renewed []byte
+	e2eutil.WaitFor(t, stepTimeout, "a renewed tenant CA", func() bool {
+		renewed = e2eutil.SecretData(t, c, n.Namespace, n.CA())["tls.crt"]
+		return !bytes.Equal(renewed, old)
+	})
+	for _, name := range []string{v1alpha2.ServerCertificateName(n.Cluster), v1alpha2.OperatorClientCertificateName(n.Cluster), v1alpha2.PeerCertificateName(n.Cluster)} {
+		e2eutil.TriggerRenewal(t, c, n.Namespace, name)
+	}
+	e2eutil.WaitFor(t, 2*stepTimeout, "every member serving and trusting only the renewed CA", func() bool {
+		return e2eutil.RotatedTo(t, c, n.Namespace, n.Cluster, renewed)
+	})
 	return time.Since(start).Round(time.Millisecond)
 }
 

@@ -4,19 +4,13 @@ package tls
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
-	"github.com/cozystack/etcd-operator/operator/internal/trust"
 )
 
 // rotationTimeout bounds a whole CA rotation: cert-manager re-issues four certificates, and the
@@ -37,17 +31,17 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 
 	oldCA := e2eutil.SecretData(t, c, ns, "etcd-ca")[pki.KeyCert]
 	start := time.Now()
-	triggerRenewal(t, c, ns, "etcd-ca")
+	e2eutil.TriggerRenewal(t, c, ns, "etcd-ca")
 	var newCA []byte
 	e2eutil.WaitFor(t, issueTimeout, "a new CA", func() bool {
 		newCA = e2eutil.SecretData(t, c, ns, "etcd-ca")[pki.KeyCert]
 		return !bytes.Equal(newCA, oldCA)
 	})
 	for _, name := range []string{v1alpha2.ServerCertificateName(cluster), v1alpha2.OperatorClientCertificateName(cluster), v1alpha2.PeerCertificateName(cluster)} {
-		triggerRenewal(t, c, ns, name)
+		e2eutil.TriggerRenewal(t, c, ns, name)
 	}
 	took := e2eutil.WaitFor(t, rotationTimeout, "every member serving and trusting only the new CA", func() bool {
-		return rotatedTo(t, c, ns, cluster, newCA)
+		return e2eutil.RotatedTo(t, c, ns, cluster, newCA)
 	})
 	refused, trustFailures := w.Refused(), w.TrustFailures()
 	acked, failed, errs := w.Stop()
@@ -78,36 +72,4 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	if t.Failed() {
 		e2eutil.LogEvents(t, c, ns, start)
 	}
-}
-
-// rotatedTo: the active Secrets serve leaves of ca and trust only ca, and every member's Pod is
-// Ready with a trust bundle of ca alone.
-func rotatedTo(t *testing.T, c *framework.Cluster, ns, cluster string, ca []byte) bool {
-	want := trust.Merge(nil, ca)
-	for _, name := range []string{v1alpha2.ActiveServerSecretName(cluster), v1alpha2.ActiveOperatorClientSecretName(cluster), v1alpha2.ActivePeerSecretName(cluster)} {
-		s := e2eutil.SecretData(t, c, ns, name)
-		if !bytes.Equal(s[pki.KeyCA], want) || !trust.Verifies(want, s[pki.KeyCert], time.Now()) {
-			return false
-		}
-	}
-	ms := e2eutil.Members(t, c, ns, cluster)
-	for _, m := range ms {
-		pod := e2eutil.Pod(t, c, ns, m.Name)
-		if pod == nil || !pod.DeletionTimestamp.IsZero() || !e2eutil.PodReady(pod) {
-			return false
-		}
-		for _, v := range pod.Spec.Volumes {
-			if v.Name != resources.TrustVolume {
-				continue
-			}
-			cm := &corev1.ConfigMap{}
-			if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, cm); err != nil {
-				return false
-			}
-			if cm.Data[resources.TrustKeyClientCA] != string(want) || cm.Data[resources.TrustKeyPeerCA] != string(want) {
-				return false
-			}
-		}
-	}
-	return e2eutil.GetCluster(t, c, ns, cluster).Status.Rollout == nil
 }

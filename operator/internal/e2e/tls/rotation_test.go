@@ -15,7 +15,6 @@ import (
 	"time"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -133,7 +132,7 @@ func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	secret := v1alpha2.ServerSecretName(cluster)
 	old := leafSerial(t, c, ns, secret)
 	start := time.Now()
-	triggerRenewal(t, c, ns, v1alpha2.ServerCertificateName(cluster))
+	e2eutil.TriggerRenewal(t, c, ns, v1alpha2.ServerCertificateName(cluster))
 	var renewed *big.Int
 	issued := e2eutil.WaitFor(t, issueTimeout, "a renewed server certificate", func() bool {
 		renewed = leafSerial(t, c, ns, secret)
@@ -145,30 +144,6 @@ func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		issued.Round(time.Millisecond), renewed, served.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	assertNoRestart(t, c, ns, cluster, before)
 	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
-}
-
-// triggerRenewal sets Issuing=True (reason ManuallyTriggered) on the Certificate's status, as
-// cmctl renew does.
-func triggerRenewal(t *testing.T, c *framework.Cluster, ns, name string) {
-	t.Helper()
-	cert := &cmapi.Certificate{}
-	if err := c.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, cert); err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	cond := cmapi.CertificateCondition{Type: cmapi.CertificateConditionIssuing, Status: cmmeta.ConditionTrue,
-		Reason: "ManuallyTriggered", Message: "e2e: renewal forced as cmctl renew does", LastTransitionTime: &now,
-		ObservedGeneration: cert.Generation}
-	kept := cert.Status.Conditions[:0]
-	for _, c := range cert.Status.Conditions {
-		if c.Type != cmapi.CertificateConditionIssuing {
-			kept = append(kept, c)
-		}
-	}
-	cert.Status.Conditions = append(kept, cond)
-	if err := c.Client.Status().Update(context.Background(), cert); err != nil {
-		t.Fatalf("trigger renewal of %s: %v", name, err)
-	}
 }
 
 // testTemplateEdit changes spec.tls.certificateTemplate on the running cluster (RSA keys, a
