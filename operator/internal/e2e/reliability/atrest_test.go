@@ -67,14 +67,14 @@ func member(t *testing.T, c *framework.Cluster, ns, cluster string, leader bool)
 		for _, m := range e2eutil.Members(t, c, ns, cluster) {
 			cli, err := e2eutil.MemberClient(c, ns, cluster, m.Name)
 			if err != nil {
-				return err
+				continue // a member not serving yet (a new learner) is neither
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			st, err := cli.Status(ctx, cli.Endpoints()[0])
 			cancel()
 			_ = cli.Close()
 			if err != nil {
-				return err
+				continue
 			}
 			if (st.Leader == st.Header.MemberId) == leader {
 				name = m.Name
