@@ -99,7 +99,7 @@ func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
 	})
 	t.Logf("upgrade: %s", took)
 	w.setPhase("CA renewed")
-	took = renewCA(t, c, n)
+	took = renewCA(t, c, n, root)
 	t.Logf("CA renewed: %s until every member serves leaves of the renewed CA and trusts it", took)
 
 	w.setPhase("after")
@@ -130,7 +130,7 @@ func setSpec(t *testing.T, c *framework.Cluster, ns, name, spec string, wait fun
 // and every leaf of its etcd, as `cmctl renew` would, and waits until every member serves leaves
 // of the renewed CA and trusts it: the operator widens its trust (a rolling restart) and swaps. The tenant apiserver's client certificate (minted by Kamaji from the CA before)
 // still verifies: same key, same subject.
-func renewCA(t *testing.T, c *framework.Cluster, n specs.Names) time.Duration {
+func renewCA(t *testing.T, c *framework.Cluster, n specs.Names, root *clientv3.Client) time.Duration {
 	t.Helper()
 	old := e2eutil.SecretData(t, c, n.Namespace, n.CA())["tls.crt"]
 	start := time.Now()
@@ -146,6 +146,7 @@ func renewCA(t *testing.T, c *framework.Cluster, n specs.Names) time.Duration {
 	e2eutil.WaitFor(t, 2*stepTimeout, "every member serving leaves of the renewed CA and trusting it", func() bool {
 		return servesRenewed(t, c, n, renewed)
 	})
+	e2eutil.WaitConvergedWith(t, c, n.Namespace, n.Cluster, 3, root, stepTimeout)
 	return time.Since(start).Round(time.Millisecond)
 }
 
@@ -161,7 +162,7 @@ func servesRenewed(t *testing.T, c *framework.Cluster, n specs.Names, renewed []
 			return false
 		}
 	}
-	return e2eutil.GetCluster(t, c, n.Namespace, n.Cluster).Status.Rollout == nil && e2eutil.Converged(t, c, n.Namespace, n.Cluster, 3)
+	return e2eutil.GetCluster(t, c, n.Namespace, n.Cluster).Status.Rollout == nil
 }
 
 // killMember SIGKILLs one member's etcd and waits for its container to be restarted.
