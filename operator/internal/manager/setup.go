@@ -16,6 +16,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdrestore"
 	"github.com/cozystack/etcd-operator/operator/internal/controller/etcdsnapshot"
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
+	"github.com/cozystack/etcd-operator/operator/internal/metrics"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 
 // Setup registers every controller with mgr.
 func Setup(mgr ctrl.Manager, access *etcdaccess.Access, tls *tlsmaterial.Source, o Options) error {
+	if err := metrics.Register(mgr.GetClient()); err != nil {
+		return err
+	}
 	for _, c := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
 			Etcd: access, MaxConcurrentReconciles: o.Workers, ClusterDomain: o.ClusterDomain, TLS: tls, NodeGracePeriod: o.NodeGracePeriod,

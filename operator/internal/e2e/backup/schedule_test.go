@@ -4,6 +4,7 @@ package backup
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -63,6 +64,38 @@ func (e *env) testSchedule(t *testing.T) {
 	}
 	st := getSchedule(t, e, bs.Name).Status
 	t.Logf("%d runs seen in %s; kept %v; last success %v", len(seen), took.Round(time.Second), want, st.LastSuccessfulTime)
+	e.checkSnapshotMetrics(t, snaps)
+}
+
+// checkSnapshotMetrics: the operator binary's metrics endpoint reports the cluster's newest
+// Complete snapshot (its completion time and size) and its members.
+func (e *env) checkSnapshotMetrics(t *testing.T, snaps []v1alpha2.EtcdSnapshot) {
+	t.Helper()
+	newest := snaps[0]
+	for _, s := range e.scheduled(t, "every-minute") {
+		if s.Status.CompletionTime != nil && s.Status.CompletionTime.After(newest.Status.CompletionTime.Time) {
+			newest = s
+		}
+	}
+	labels := map[string]string{"namespace": e.ns, "cluster": e.src.name}
+	e2eutil.WaitNoError(t, time.Minute, "the snapshot metrics", func() error {
+		families, err := e.op.Metrics(context.Background())
+		if err != nil {
+			return err
+		}
+		at, ok := e2eutil.Gauge(families, "etcd_operator_cluster_last_snapshot_timestamp_seconds", labels)
+		size, _ := e2eutil.Gauge(families, "etcd_operator_cluster_last_snapshot_size_bytes", labels)
+		voting, _ := e2eutil.Gauge(families, "etcd_operator_cluster_members", map[string]string{"namespace": e.ns, "cluster": e.src.name, "state": "voting"})
+		switch {
+		case !ok || int64(at) < newest.Status.CompletionTime.Unix():
+			return fmt.Errorf("last snapshot time %v (present %v), want at least %s's %d", at, ok, newest.Name, newest.Status.CompletionTime.Unix())
+		case size <= 0:
+			return fmt.Errorf("last snapshot size %v", size)
+		case voting != 3:
+			return fmt.Errorf("%v voting members reported, want 3", voting)
+		}
+		return nil
+	})
 }
 
 func (e *env) scheduled(t *testing.T, schedule string) []v1alpha2.EtcdSnapshot {

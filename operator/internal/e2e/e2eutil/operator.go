@@ -5,7 +5,6 @@ package e2eutil
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -254,28 +254,51 @@ func (o *Operator) RSSBytes() (int64, error) {
 // APIWrites is the number of mutating requests (POST, PUT, PATCH, DELETE) the operator has sent
 // to the apiserver since it started, from client-go's request metrics.
 func (o *Operator) APIWrites(ctx context.Context) (float64, error) {
+	families, err := o.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return countWrites(families)
+}
+
+// Metrics scrapes the operator's metrics endpoint.
+func (o *Operator) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
 	hc := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return o.c.DialContext(ctx, network, addr)
 		}}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	return countWrites(resp.Body)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(resp.Body)
 }
 
-func countWrites(r io.Reader) (float64, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(r)
-	if err != nil {
-		return 0, err
+// Gauge is the value of the gauge name whose labels include want; ok=false when there is none.
+func Gauge(families map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	for _, m := range families[name].GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			match = match && have[k] == v
+		}
+		if match {
+			return m.GetGauge().GetValue(), true
+		}
 	}
+	return 0, false
+}
+
+func countWrites(families map[string]*dto.MetricFamily) (float64, error) {
 	fam, ok := families["rest_client_requests_total"]
 	if !ok {
 		return 0, fmt.Errorf("no rest_client_requests_total in the operator's metrics")
