@@ -132,6 +132,11 @@ func setSpec(t *testing.T, c *framework.Cluster, ns, name, spec string, wait fun
 // still verifies: same key, same subject.
 func renewCA(t *testing.T, c *framework.Cluster, n specs.Names, root *clientv3.Client) time.Duration {
 	t.Helper()
+	planes := []string{v1alpha2.ActiveServerSecretName(n.Cluster), v1alpha2.ActiveOperatorClientSecretName(n.Cluster), v1alpha2.ActivePeerSecretName(n.Cluster)}
+	served := map[string]string{}
+	for _, name := range planes {
+		served[name] = string(e2eutil.SecretData(t, c, n.Namespace, name)["tls.crt"])
+	}
 	old := e2eutil.SecretData(t, c, n.Namespace, n.CA())["tls.crt"]
 	start := time.Now()
 	e2eutil.TriggerRenewal(t, c, n.Namespace, n.CA())
@@ -143,26 +148,21 @@ func renewCA(t *testing.T, c *framework.Cluster, n specs.Names, root *clientv3.C
 	for _, name := range []string{v1alpha2.ServerCertificateName(n.Cluster), v1alpha2.OperatorClientCertificateName(n.Cluster), v1alpha2.PeerCertificateName(n.Cluster)} {
 		e2eutil.TriggerRenewal(t, c, n.Namespace, name)
 	}
-	e2eutil.WaitFor(t, 2*stepTimeout, "every member serving leaves of the renewed CA and trusting it", func() bool {
-		return servesRenewed(t, c, n, renewed)
+	only := trust.Merge(nil, renewed)
+	e2eutil.WaitFor(t, 2*stepTimeout, "every member serving re-issued leaves and trusting the renewed CA", func() bool {
+		for _, name := range planes {
+			s := e2eutil.SecretData(t, c, n.Namespace, name)
+			// A new leaf (the old ones verify under the renewed CA too: same key) in a bundle that
+			// holds the renewed CA certificate.
+			if string(s["tls.crt"]) == served[name] || !trust.Verifies(only, s["tls.crt"], time.Now()) ||
+				!bytes.Contains(trust.Merge(nil, s["ca.crt"]), only) {
+				return false
+			}
+		}
+		return e2eutil.GetCluster(t, c, n.Namespace, n.Cluster).Status.Rollout == nil
 	})
 	e2eutil.WaitConvergedWith(t, c, n.Namespace, n.Cluster, 3, root, stepTimeout)
 	return time.Since(start).Round(time.Millisecond)
-}
-
-// servesRenewed: every plane serves a leaf the renewed CA alone verifies, its bundle holds the
-// renewed CA, and no rollout is left. The old CA certificate may stay in the bundle: with the
-// same key it verifies the new leaves too, so it is still needed until it expires.
-func servesRenewed(t *testing.T, c *framework.Cluster, n specs.Names, renewed []byte) bool {
-	t.Helper()
-	only := trust.Merge(nil, renewed)
-	for _, name := range []string{v1alpha2.ActiveServerSecretName(n.Cluster), v1alpha2.ActiveOperatorClientSecretName(n.Cluster), v1alpha2.ActivePeerSecretName(n.Cluster)} {
-		s := e2eutil.SecretData(t, c, n.Namespace, name)
-		if !trust.Verifies(only, s["tls.crt"], time.Now()) || !bytes.Contains(trust.Merge(nil, s["ca.crt"]), only) {
-			return false
-		}
-	}
-	return e2eutil.GetCluster(t, c, n.Namespace, n.Cluster).Status.Rollout == nil
 }
 
 // killMember SIGKILLs one member's etcd and waits for its container to be restarted.
@@ -234,13 +234,17 @@ func handshake(t *testing.T, c *framework.Cluster, ds *kamaji.DataStore, cert tl
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(e2eutil.SecretRef(t, c, ds.Spec.TLSConfig.CertificateAuthority.Certificate))
+	var raw net.Conn
+	e2eutil.WaitNoError(t, time.Minute, "a connection to "+ds.Spec.Endpoints[0], func() error {
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var err error
+		raw, err = e2eutil.ClusterDialer(c)(dctx, "tcp", ds.Spec.Endpoints[0])
+		return err
+	})
+	defer raw.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	raw, err := e2eutil.ClusterDialer(c)(ctx, "tcp", ds.Spec.Endpoints[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
 	host, _, _ := net.SplitHostPort(ds.Spec.Endpoints[0])
 	conn := tls.Client(raw, &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: host,
 		NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12})
