@@ -35,6 +35,11 @@ type podRuntime struct {
 	// WatchVolumeSources.
 	volMu sync.Mutex
 
+	// notifyMu makes virtual-kubelet receive the snapshots in the order they were taken: it
+	// keeps the last one it is given, so an older one delivered after a newer one (two
+	// containers changing at once) would stick as the pod's status until the next change.
+	notifyMu sync.Mutex
+
 	mu           sync.Mutex
 	pod          *corev1.Pod
 	podIP        string
@@ -321,6 +326,8 @@ func (rt *podRuntime) setPhase(phase corev1.PodPhase) {
 
 // changed pushes the current status to virtual-kubelet.
 func (rt *podRuntime) changed() {
+	rt.notifyMu.Lock()
+	defer rt.notifyMu.Unlock()
 	if notify := rt.p.notifier(); notify != nil {
 		notify(rt.snapshot())
 	}
