@@ -56,6 +56,10 @@ manifests: tools ## Generate CRDs and RBAC from the controller-gen markers, char
 	@# Last: the Cozystack packages copy the charts as the steps above left them.
 	go run ./hack/cozypackages
 
+.PHONY: plugin-dist
+plugin-dist: ## kubectl-etcd release archives (linux, darwin; amd64, arm64) and their krew manifest into dist/.
+	hack/plugin-dist.sh
+
 .PHONY: fmt
 fmt: ## gofmt every Go file.
 	gofmt -w $$(git ls-files '*.go')
@@ -89,7 +93,7 @@ test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and 
 # suites under operator/internal/e2e/ (the table in docs/development.md says what each proves).
 E2E_PACKAGES := ./e2e/... ./operator/internal/e2e/...
 # The binaries the local cluster and the e2e suites run (built by `make build`).
-E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager
+E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager LC_PLUGIN_BIN=$(CURDIR)/bin/kubectl-etcd
 
 .PHONY: test-e2e
 test-e2e: tools build ## End-to-end tests on the local cluster (needs root).

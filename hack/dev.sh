@@ -62,8 +62,9 @@ cat <<MSG
 [dev] The local cluster "$NAME" is up with a $REPLICAS-member etcd cluster, every member ready. In another shell:
 
   export KUBECONFIG=$KUBECONFIG
-  export PATH=$(dirname "$KUBECTL"):\$PATH
+  export PATH=$PWD/bin:$(dirname "$KUBECTL"):\$PATH    # kubectl and the kubectl-etcd plugin
   kubectl get etcdclusters,etcdmembers,pods -o wide
+  kubectl etcd status sample
   kubectl exec \$(kubectl get pods -l etcd-operator.cozystack.io/cluster=sample -o name | head -1) -- \\
       etcdctl --endpoints=http://sample-client:2379 member list -w table
   kubectl scale etcdcluster/sample --replicas=5

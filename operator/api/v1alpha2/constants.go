@@ -130,20 +130,24 @@ const (
 
 // Condition reasons. The set matches the public v1alpha2 operator's, plus this project's additions.
 const (
-	ReasonQuorumHealthy             = "QuorumHealthy"
-	ReasonQuorumAvailable           = "QuorumAvailable"
-	ReasonQuorumLost                = "QuorumLost"
-	ReasonClusterDiscovered         = "ClusterDiscovered"
-	ReasonClusterUnreachable        = "ClusterUnreachable"
-	ReasonPaused                    = "Paused"
-	ReasonBootstrapFailed           = "BootstrapFailed"
-	ReasonDeadlineExceeded          = "DeadlineExceeded"
-	ReasonMembersUnhealthy          = "MembersUnhealthy"
-	ReasonInitialSnapshot           = "InitialSnapshot"
-	ReasonSpecChanged               = "SpecChanged"
-	ReasonWaitingForSeed            = "WaitingForSeed"
-	ReasonRetryAfterDeadline        = "RetryAfterDeadline"
-	ReasonReconciled                = "Reconciled"
+	ReasonQuorumHealthy      = "QuorumHealthy"
+	ReasonQuorumAvailable    = "QuorumAvailable"
+	ReasonQuorumLost         = "QuorumLost"
+	ReasonClusterDiscovered  = "ClusterDiscovered"
+	ReasonClusterUnreachable = "ClusterUnreachable"
+	ReasonPaused             = "Paused"
+	ReasonBootstrapFailed    = "BootstrapFailed"
+	ReasonDeadlineExceeded   = "DeadlineExceeded"
+	ReasonMembersUnhealthy   = "MembersUnhealthy"
+	ReasonInitialSnapshot    = "InitialSnapshot"
+	ReasonSpecChanged        = "SpecChanged"
+	ReasonWaitingForSeed     = "WaitingForSeed"
+	ReasonRetryAfterDeadline = "RetryAfterDeadline"
+	ReasonReconciled         = "Reconciled"
+	// ReasonActionFailed (Progressing) and the Warning Event ReasonReconcileFailed: a pass's
+	// step failed with an error etcd does not ask to retry; the message names the step.
+	ReasonActionFailed              = "ActionFailed"
+	ReasonReconcileFailed           = "ReconcileFailed"
 	ReasonCertManagerNotInstalled   = "CertManagerNotInstalled"
 	ReasonAuthRequiredNotConfigured = "AuthRequiredNotConfigured"
 	// ReasonAuthCredentialsRejected: etcd refused the operator's credentials and root's password

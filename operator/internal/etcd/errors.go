@@ -33,10 +33,12 @@ func IsAlreadyRegistered(err error) bool {
 func IsAuthFailed(err error) bool { return is(err, rpctypes.ErrGRPCAuthFailed) }
 
 // IsAuthRequired reports a request refused because it carried no (or no valid) credentials:
-// auth is on in etcd.
+// auth is on in etcd. Under client mTLS a request without a token is made as the user its
+// certificate's CN names, so one whose CN is no etcd user (the operator's own certificate) is
+// refused with "user name not found" instead.
 func IsAuthRequired(err error) bool {
 	return is(err, rpctypes.ErrGRPCUserEmpty) || is(err, rpctypes.ErrGRPCPermissionDenied) ||
-		is(err, rpctypes.ErrGRPCInvalidAuthToken)
+		is(err, rpctypes.ErrGRPCInvalidAuthToken) || is(err, rpctypes.ErrGRPCUserNotFound)
 }
 
 // IsUserExists reports a UserAdd of a user etcd already has.

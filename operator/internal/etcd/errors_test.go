@@ -15,7 +15,7 @@ func TestErrorClassification(t *testing.T) {
 	checks := map[string]check{
 		"unhealthy": IsUnhealthyCluster, "notInSync": IsLearnerNotInSync, "notFound": IsMemberNotFound,
 		"notLearner": IsNotLearner, "tooManyLearners": IsTooManyLearners, "peerExists": IsAlreadyRegistered,
-		"retryable": IsRetryable,
+		"retryable": IsRetryable, "authRequired": IsAuthRequired,
 	}
 	cases := []struct {
 		name string
@@ -37,6 +37,10 @@ func TestErrorClassification(t *testing.T) {
 		{"same code other message", status.Error(codes.Unavailable, "etcdserver: something else"), nil},
 		{"plain error with the same text", errors.New("some prefix: etcdserver: unhealthy cluster"), nil},
 		{"nil", nil, nil},
+		{"no token", rpctypes.ErrGRPCUserEmpty, []string{"authRequired"}},
+		{"expired token", rpctypes.ErrGRPCInvalidAuthToken, []string{"authRequired"}},
+		{"certificate CN names no user", rpctypes.ErrGRPCUserNotFound, []string{"authRequired"}},
+		{"wrong password", rpctypes.ErrGRPCAuthFailed, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

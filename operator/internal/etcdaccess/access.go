@@ -52,6 +52,14 @@ func NewPooled(reader client.Reader, next topology.DialFunc, secrets *tlsmateria
 	return a
 }
 
+// NewThrough is an Access whose every connection goes through dial (the kubectl plugin: a
+// port-forward to the member's Pod through the API server), reading everything through reader.
+func NewThrough(reader client.Reader, dial topology.DialFunc) *Access {
+	p := etcd.NewPool()
+	p.Dial = dial
+	return New(p, tlsmaterial.NewSource(reader, nil), reader)
+}
+
 // Close closes every pooled client (the manager is stopping).
 func (a *Access) Close() {
 	if c, ok := a.factory.(interface{ Close() }); ok {

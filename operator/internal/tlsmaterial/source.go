@@ -88,25 +88,15 @@ func (s *Source) Secret(ctx context.Context, namespace, name string) (*corev1.Se
 // copies the members follow, so the operator never presents a certificate they do not trust
 // yet. The same pointer is returned until one of those Secrets changes (by resourceVersion).
 func (s *Source) ClientConfig(ctx context.Context, c *v1alpha2.EtcdCluster) (*tls.Config, error) {
-	names := pki.SecretsOf(c)
-	if names.Server == "" {
-		return nil, nil
-	}
-	serverName := v1alpha2.ActiveServerSecretName(c.Name)
-	server, err := s.Secret(ctx, c.Namespace, serverName)
-	if err != nil {
+	server, cl, err := s.clientSecrets(ctx, c)
+	if server == nil || err != nil {
 		return nil, err
 	}
-	version := serverName + "@" + server.ResourceVersion
+	version := server.Name + "@" + server.ResourceVersion
 	var clientData map[string][]byte
-	if names.OperatorClient != "" {
-		clientName := v1alpha2.ActiveOperatorClientSecretName(c.Name)
-		cl, err := s.Secret(ctx, c.Namespace, clientName)
-		if err != nil {
-			return nil, err
-		}
+	if cl != nil {
 		clientData = cl.Data
-		version += "," + clientName + "@" + cl.ResourceVersion
+		version += "," + cl.Name + "@" + cl.ResourceVersion
 	}
 	key := c.Namespace + "/" + c.Name
 	s.mu.Lock()
@@ -120,6 +110,43 @@ func (s *Source) ClientConfig(ctx context.Context, c *v1alpha2.EtcdCluster) (*tl
 	}
 	s.configs[key] = builtConfig{version: version, cfg: cfg}
 	return cfg, nil
+}
+
+// ClientPEM is ClientConfig's material as PEM, for a program that takes files (etcdctl).
+type ClientPEM struct {
+	// CA is the trust bundle; Cert and Key the client key pair (empty without client mTLS).
+	CA, Cert, Key []byte
+}
+
+// ClientPEM is the material ClientConfig is built from, or nil when the plane is plaintext.
+func (s *Source) ClientPEM(ctx context.Context, c *v1alpha2.EtcdCluster) (*ClientPEM, error) {
+	server, cl, err := s.clientSecrets(ctx, c)
+	if server == nil || err != nil {
+		return nil, err
+	}
+	out := &ClientPEM{CA: server.Data[pki.KeyCA]}
+	if cl != nil {
+		out.Cert, out.Key = cl.Data[pki.KeyCert], cl.Data[pki.KeyKey]
+	}
+	return out, nil
+}
+
+// clientSecrets are the active server Secret (nil: plaintext) and, under client mTLS, the active
+// operator-client Secret.
+func (s *Source) clientSecrets(ctx context.Context, c *v1alpha2.EtcdCluster) (server, cl *corev1.Secret, err error) {
+	names := pki.SecretsOf(c)
+	if names.Server == "" {
+		return nil, nil, nil
+	}
+	if server, err = s.Secret(ctx, c.Namespace, v1alpha2.ActiveServerSecretName(c.Name)); err != nil {
+		return nil, nil, err
+	}
+	if names.OperatorClient != "" {
+		if cl, err = s.Secret(ctx, c.Namespace, v1alpha2.ActiveOperatorClientSecretName(c.Name)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return server, cl, nil
 }
 
 // Forget drops a cluster's cached configuration (the cluster is gone).

@@ -36,19 +36,29 @@ func PodDialer(pods client.Reader, next DialFunc) DialFunc {
 	}
 }
 
-// memberPodIP is the IP of the member Pod a host names (<pod>.<cluster>.<namespace>.svc, with
-// or without the cluster domain), or "" when the host is not a member's or its Pod has no IP.
+// memberPodIP is the IP of the member Pod a host names, or "" when the host is not a member's
+// or its Pod has no IP.
 func memberPodIP(ctx context.Context, pods client.Reader, host string) string {
-	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
-	if len(labels) < 4 || labels[3] != "svc" {
+	key, cluster, ok := MemberPodOfHost(host)
+	if !ok {
 		return ""
 	}
 	pod := &corev1.Pod{}
-	if err := pods.Get(ctx, client.ObjectKey{Namespace: labels[2], Name: labels[0]}, pod); err != nil {
+	if err := pods.Get(ctx, key, pod); err != nil {
 		return ""
 	}
-	if !pod.DeletionTimestamp.IsZero() || pod.Labels[v1alpha2.LabelCluster] != labels[1] {
+	if !pod.DeletionTimestamp.IsZero() || pod.Labels[v1alpha2.LabelCluster] != cluster {
 		return ""
 	}
 	return pod.Status.PodIP
+}
+
+// MemberPodOfHost reads a member's DNS name (<pod>.<cluster>.<namespace>.svc, with or without
+// the cluster domain): the Pod it names and its cluster's headless Service name.
+func MemberPodOfHost(host string) (pod client.ObjectKey, headless string, ok bool) {
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if len(labels) < 4 || labels[3] != "svc" {
+		return client.ObjectKey{}, "", false
+	}
+	return client.ObjectKey{Namespace: labels[2], Name: labels[0]}, labels[1], true
 }

@@ -1,6 +1,7 @@
 package etcdcluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -62,7 +63,7 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 		log.FromContext(ctx).Info("etcd asked to retry later", "after", d, "reason", st.err.Error())
 		return reconcile.Result{RequeueAfter: d}, nil
 	case st.err != nil:
-		r.event(c, corev1.EventTypeWarning, "ReconcileFailed", string(st.action.Kind), "%s: %v", st.action.Kind, st.err)
+		r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonReconcileFailed, failedStep(st), "%s: %v", failedStep(st), st.err)
 		return reconcile.Result{}, st.err
 	case st.certManagerMissing, st.restoreWait != nil:
 		// Neither cert-manager's CRD nor a snapshot becoming Complete is watched here.
@@ -341,11 +342,17 @@ func health(st *clusterState) (metav1.Condition, metav1.Condition) {
 		cond(dg, true, v1alpha2.ReasonQuorumLost, "unhealthy: %s", strings.Join(unhealthy, ", "))
 }
 
+// failedStep names what failed: the membership action, or the pass itself when the error came
+// from another step (an Event's action must not be empty, or the API server rejects it).
+func failedStep(st *clusterState) string {
+	return cmp.Or(string(st.action.Kind), "Reconcile")
+}
+
 func progressing(st *clusterState) metav1.Condition {
 	const pr = v1alpha2.ConditionProgressing
 	a := st.action
 	if st.err != nil && !etcd.IsRetryable(st.err) {
-		return cond(pr, true, "ActionFailed", "%s failed: %v", a.Kind, st.err)
+		return cond(pr, true, v1alpha2.ReasonActionFailed, "%s failed: %v", failedStep(st), st.err)
 	}
 	switch a.Kind {
 	case membership.None:

@@ -1,6 +1,7 @@
 package etcdcluster
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -134,5 +135,19 @@ func TestProgressDeadline(t *testing.T) {
 	computeStatus(st, now.Add(3*time.Minute))
 	if st.status.ProgressDeadline != nil {
 		t.Error("a settled cluster has no deadline")
+	}
+}
+
+// An error outside a membership action (auth, TLS) is named as the pass's: the Event's action
+// must not be empty, or the API server rejects the Event.
+func TestFailedStepNamed(t *testing.T) {
+	st := &clusterState{err: errors.New("AuthStatus: etcdserver: user name not found")}
+	c := progressing(st)
+	if c.Reason != v1alpha2.ReasonActionFailed || c.Message != "Reconcile failed: AuthStatus: etcdserver: user name not found" {
+		t.Fatalf("%+v", c)
+	}
+	st.action = membership.Action{Kind: membership.AddMember}
+	if got := failedStep(st); got != string(membership.AddMember) {
+		t.Fatalf("failedStep = %q", got)
 	}
 }

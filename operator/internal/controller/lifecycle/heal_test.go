@@ -35,7 +35,7 @@ func TestEtcdRefusalsAreRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range evs.Items {
-		if e.Reason == "ReconcileFailed" {
+		if e.Reason == v1alpha2.ReasonReconcileFailed {
 			t.Errorf("a retryable refusal was reported as a failure: %s", e.Message)
 		}
 	}

@@ -1,0 +1,91 @@
+package status
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/kubectletcd"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
+)
+
+// probeTimeout bounds one member's answer: a member that does not answer is reported, not waited for.
+const probeTimeout = 5 * time.Second
+
+// NewCmd is `kubectl etcd status CLUSTER`.
+func NewCmd(o *kubectletcd.Options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "status CLUSTER",
+		Short:             "Members with their roles, versions, database sizes, raft indexes and health; alarms; the last backup",
+		Args:              kubectletcd.ClusterArgs(0),
+		ValidArgsFunction: o.CompleteClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.Open(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			view, err := Collect(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			return kubectletcd.Print(o.Out, o.Output, view, func(w io.Writer) { Table(w, view, time.Now()) })
+		},
+	}
+}
+
+// Collect asks every registered member for its status, and etcd for its alarms.
+func Collect(ctx context.Context, s *kubectletcd.Session) (Cluster, error) {
+	conn, err := s.Dial(ctx, "")
+	if err != nil {
+		return Cluster{}, err
+	}
+	var probes []Probe
+	for _, m := range s.Registered() {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		st, err := conn.Status(pctx, resources.ClientURL(&m))
+		cancel()
+		probes = append(probes, Probe{Member: m, Status: st, Err: err})
+	}
+	actx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	alarms, alarmsErr := conn.AlarmList(actx)
+	snaps := &v1alpha2.EtcdSnapshotList{}
+	if err := s.Client.List(ctx, snaps, client.InNamespace(s.Namespace)); err != nil {
+		return Cluster{}, err
+	}
+	view := Build(s.Cluster, probes, alarms, alarmsErr, snaps.Items)
+	view.Sorted()
+	return view, nil
+}
+
+// NewMembersCmd is `kubectl etcd members CLUSTER`.
+func NewMembersCmd(o *kubectletcd.Options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "members CLUSTER",
+		Short:             "etcd's member list joined with the cluster's EtcdMembers and their Pods",
+		Args:              kubectletcd.ClusterArgs(0),
+		ValidArgsFunction: o.CompleteClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.Open(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			conn, err := s.Dial(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			list, err := conn.MemberList(cmd.Context())
+			if err != nil {
+				return err
+			}
+			es := Entries(list, s.Members)
+			return kubectletcd.Print(o.Out, o.Output, es, func(w io.Writer) { MembersTable(w, es) })
+		},
+	}
+}
