@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -80,7 +81,7 @@ func (s *suite) testServe(t *testing.T) {
 		return s.get(t, client.ObjectKey{Namespace: ns, Name: "k8s"}, tcp) && tcp.Spec.DataStore == n.DataStore &&
 			tcp.Annotations[v1alpha2.AnnotationTenantEtcdState] != ""
 	})
-	if got := tcp.Annotations[v1alpha2.AnnotationTenantEtcdState]; !contains(got, v1alpha2.ReasonTenantEtcdNotReady) {
+	if got := tcp.Annotations[v1alpha2.AnnotationTenantEtcdState]; !strings.Contains(got, v1alpha2.ReasonTenantEtcdNotReady) {
 		t.Errorf("state %q before the cluster is Available", got)
 	}
 	c := &v1alpha2.EtcdCluster{}
@@ -183,13 +184,13 @@ func (s *suite) testBadSpec(t *testing.T) {
 	typo := map[string]string{v1alpha2.AnnotationTenantEtcd: "true", v1alpha2.AnnotationTenantEtcdSpec: `{"replica": 5}`}
 	s.tcp(t, ns, "typo", typo, "")
 	note := s.event(t, ns, "typo", v1alpha2.ReasonTenantTemplateInvalid)
-	if !contains(note, `unknown field "replica"`) {
+	if !strings.Contains(note, `unknown field "replica"`) {
 		t.Errorf("TemplateInvalid says %q", note)
 	}
 	refused := map[string]string{v1alpha2.AnnotationTenantEtcd: "true", v1alpha2.AnnotationTenantEtcdSpec: `{"replicas": -1}`}
 	tcp := s.tcp(t, ns, "refused", refused, "")
 	note = s.event(t, ns, "refused", v1alpha2.ReasonTenantApplyFailed)
-	if !contains(note, "replicas") {
+	if !strings.Contains(note, "replicas") {
 		t.Errorf("ApplyFailed says %q", note)
 	}
 	for _, name := range []string{"typo-etcd", "refused-etcd"} {

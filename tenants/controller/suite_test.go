@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -155,8 +154,6 @@ func (s *suite) event(t *testing.T, ns, regarding, reason string) string {
 	})
 	return note
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func writeFile(t *testing.T, path string, b []byte) {
 	t.Helper()

@@ -1,6 +1,8 @@
 package specs
 
 import (
+	"time"
+
 	"maps"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -15,7 +17,7 @@ import (
 
 // caDuration: the tenant CA is never rotated by key (rotationPolicy Never), so its renewals
 // keep every member, the operator and Kamaji trusting it; ten years, like the etcd chart's.
-var caDuration = metav1.Duration{Duration: 10 * 365 * 24 * 3600e9}
+var caDuration = metav1.Duration{Duration: 10 * 365 * 24 * time.Hour}
 
 // Labels are on everything made for the TCP; they find it again once the TCP is gone.
 func (n Names) Labels() map[string]string {

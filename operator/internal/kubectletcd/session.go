@@ -98,6 +98,19 @@ func (o *Options) Open(ctx context.Context, name string) (*Session, error) {
 		Access: etcdaccess.NewThrough(c, fw.Dial), forward: fw}, nil
 }
 
+// OnCluster is the RunE of a verb whose first argument is the cluster: it opens the session,
+// runs the verb with the remaining arguments and closes it.
+func (o *Options) OnCluster(run func(cmd *cobra.Command, s *Session, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		s, err := o.Open(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		return run(cmd, s, args[1:])
+	}
+}
+
 // Close ends the session's etcd clients and port-forwards.
 func (s *Session) Close() {
 	s.Access.Close()

@@ -159,8 +159,10 @@ func FuzzDecide(f *testing.F) {
 				removesVoter = target.InEtcd && !target.IsLearner && !target.Dormant
 			}
 			if removesVoter && o.Reachable {
+				// A strict majority of the voters left must be healthy, counted here without
+				// Quorum so that a wrong Quorum cannot agree with itself.
 				voters, healthyOthers := votersWithout(o, a.ID)
-				if healthyOthers < Quorum(voters-1) {
+				if 2*healthyOthers <= voters-1 {
 					t.Fatalf("%s of voter %d leaves %d healthy of %d voters: %+v", a.Kind, a.ID, healthyOthers, voters-1, o)
 				}
 			}

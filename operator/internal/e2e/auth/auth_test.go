@@ -33,15 +33,7 @@ const (
 // TestAuth shares one operator process (the real binary) between its scenarios.
 func TestAuth(t *testing.T) {
 	c := framework.Shared(t)
-	if err := e2eutil.InstallCRDs(c); err != nil {
-		t.Fatal(err)
-	}
-	op := e2eutil.StartOperator(t, c)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("operator log, last lines:\n%s", op.LogTail(300))
-		}
-	})
+	op := e2eutil.StartSuiteOperator(t, c, 300)
 	// Namespaces belong to the parent: a later scenario continues an earlier one's cluster.
 	created, running := e2eutil.NewNamespace(t, c), e2eutil.NewNamespace(t, c)
 	ok := t.Run("EnabledAtCreate", func(t *testing.T) { testEnabledAtCreate(t, c, created) })

@@ -31,15 +31,7 @@ const srcPassword = "source-root-password"
 // after the other: 2 cores carry only so many etcd clusters at once.
 func TestBackups(t *testing.T) {
 	c := framework.Shared(t)
-	if err := e2eutil.InstallCRDs(c); err != nil {
-		t.Fatal(err)
-	}
-	op := e2eutil.StartOperator(t, c)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("operator log, last lines:\n%s", op.LogTail(200))
-		}
-	})
+	op := e2eutil.StartSuiteOperator(t, c, 200)
 	store := framework.StartS3(t, c)
 	if err := store.CreateBucket(context.Background(), bucket); err != nil {
 		t.Fatal(err)

@@ -313,3 +313,20 @@ func countWrites(families map[string]*dto.MetricFamily) (float64, error) {
 	}
 	return n, nil
 }
+
+// StartSuiteOperator installs the CRDs into the shared cluster and starts the operator binary,
+// whose last logLines lines are logged if the test fails: how a suite that tests the real
+// binary begins.
+func StartSuiteOperator(t *testing.T, c *framework.Cluster, logLines int, extra ...string) *Operator {
+	t.Helper()
+	if err := InstallCRDs(c); err != nil {
+		t.Fatal(err)
+	}
+	op := StartOperator(t, c, extra...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("operator log, last lines:\n%s", op.LogTail(logLines))
+		}
+	})
+	return op
+}

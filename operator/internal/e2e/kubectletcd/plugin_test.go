@@ -156,15 +156,7 @@ func waitSettled(t *testing.T, c *framework.Cluster, ns string) {
 // TestKubectlEtcd runs every verb, in an order where each leaves the cluster healthy for the next.
 func TestKubectlEtcd(t *testing.T) {
 	c := framework.Shared(t)
-	if err := e2eutil.InstallCRDs(c); err != nil {
-		t.Fatal(err)
-	}
-	op := e2eutil.StartOperator(t, c)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("operator log, last lines:\n%s", op.LogTail(200))
-		}
-	})
+	e2eutil.StartSuiteOperator(t, c, 200)
 	ns := e2eutil.NewNamespace(t, c)
 	k := setup(t, c, ns)
 	newMTLSAuthCluster(t, c, ns)

@@ -47,14 +47,7 @@ func TestTmpfsPodLossReplacesMember(t *testing.T) {
 func TestTmpfsNodeStopped(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "memnode", 3, e2eutil.Tmpfs)
-	e2eutil.WaitConverged(t, c, ns, "memnode", 3, 2*step)
-	e2eutil.PutGet(t, c, ns, "memnode", "before", "stop")
-	victim, node := memberOnQuietestNode(t, c, ns, e2eutil.Members(t, c, ns, "memnode"))
-	if err := c.StopNode(node); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.StartNode(node) })
+	victim := stopQuietestNode(t, c, ns, "memnode", e2eutil.Tmpfs)
 	e2eutil.PutEventually(t, c, ns, "memnode", "during", "outage", step)
 	took := e2eutil.WaitFor(t, 2*step, "the stopped node's member replaced", func() bool {
 		return !hasMember(t, c, ns, "memnode", victim.Name) && e2eutil.Converged(t, c, ns, "memnode", 3)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
@@ -21,14 +22,7 @@ import (
 func TestPVCNodeStopped(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "pvcnode", 3)
-	e2eutil.WaitConverged(t, c, ns, "pvcnode", 3, 2*step)
-	e2eutil.PutGet(t, c, ns, "pvcnode", "before", "stop")
-	victim, node := memberOnQuietestNode(t, c, ns, e2eutil.Members(t, c, ns, "pvcnode"))
-	if err := c.StopNode(node); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.StartNode(node) })
+	victim := stopQuietestNode(t, c, ns, "pvcnode")
 	e2eutil.PutEventually(t, c, ns, "pvcnode", "during", "outage", step)
 	took := e2eutil.WaitFor(t, 2*step, "the stopped node's PVC member replaced", func() bool {
 		return !hasMember(t, c, ns, "pvcnode", victim.Name) && e2eutil.Converged(t, c, ns, "pvcnode", 3)
@@ -46,15 +40,8 @@ func TestPVCNodeStopped(t *testing.T) {
 func TestPVCNodeOutOfService(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "oos", 3)
-	e2eutil.WaitConverged(t, c, ns, "oos", 3, 2*step)
-	e2eutil.PutGet(t, c, ns, "oos", "before", "stop")
-	victim, node := memberOnQuietestNode(t, c, ns, e2eutil.Members(t, c, ns, "oos"))
-	nodeName := e2eutil.Pod(t, c, ns, victim.Name).Spec.NodeName
-	if err := c.StopNode(node); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.StartNode(node) })
+	victim := stopQuietestNode(t, c, ns, "oos")
+	nodeName := e2eutil.Pod(t, c, ns, victim.Name).Spec.NodeName // a stopped node's Pods stay bound to it
 	e2eutil.WaitFor(t, step, "node "+nodeName+" NotReady", func() bool {
 		n := &corev1.Node{}
 		if err := c.Client.Get(context.Background(), client.ObjectKey{Name: nodeName}, n); err != nil {
@@ -98,4 +85,19 @@ func setOutOfService(t *testing.T, c *framework.Cluster, name string, on bool) {
 	if err := c.Client.Patch(context.Background(), n, patch); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// stopQuietestNode creates a 3-member cluster, writes before=stop, and stops the node of the
+// member whose node carries the fewest other members (started again at cleanup).
+func stopQuietestNode(t *testing.T, c *framework.Cluster, ns, name string, mutate ...func(*v1alpha2.EtcdClusterSpec)) v1alpha2.EtcdMember {
+	t.Helper()
+	e2eutil.CreateCluster(t, c, ns, name, 3, mutate...)
+	e2eutil.WaitConverged(t, c, ns, name, 3, 2*step)
+	e2eutil.PutGet(t, c, ns, name, "before", "stop")
+	victim, node := memberOnQuietestNode(t, c, ns, e2eutil.Members(t, c, ns, name))
+	if err := c.StopNode(node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.StartNode(node) })
+	return victim
 }

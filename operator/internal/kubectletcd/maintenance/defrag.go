@@ -45,12 +45,7 @@ func NewDefragCmd(o *kubectletcd.Options) *cobra.Command {
 			"reclaim less are skipped with the reason.",
 		Args:              kubectletcd.ClusterArgs(0),
 		ValidArgsFunction: o.CompleteClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.Open(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
+		RunE: o.OnCluster(func(cmd *cobra.Command, s *kubectletcd.Session, args []string) error {
 			rule := defrag.Rule{All: freeAbove == 0, FreeSpaceAbove: freeAbove}
 			res, err := Defrag(cmd.Context(), s, rule, timeout)
 			if len(res) > 0 {
@@ -59,7 +54,7 @@ func NewDefragCmd(o *kubectletcd.Options) *cobra.Command {
 				}
 			}
 			return err
-		},
+		}),
 	}
 	cmd.Flags().Int64Var(&freeAbove, "free-space-above", 0, "only members that would reclaim more than this many bytes (default: every member)")
 	cmd.Flags().DurationVar(&timeout, "member-timeout", 5*time.Minute, "how long one member's defragmentation may take")

@@ -28,15 +28,10 @@ func NewMoveLeaderCmd(o *kubectletcd.Options) *cobra.Command {
 			return nil
 		},
 		ValidArgsFunction: o.CompleteClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.Open(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
+		RunE: o.OnCluster(func(cmd *cobra.Command, s *kubectletcd.Session, args []string) error {
 			to := ""
-			if len(args) == 2 {
-				to = args[1]
+			if len(args) == 1 {
+				to = args[0]
 			}
 			moved, err := MoveLeader(cmd.Context(), s, to)
 			if err != nil {
@@ -45,7 +40,7 @@ func NewMoveLeaderCmd(o *kubectletcd.Options) *cobra.Command {
 			return kubectletcd.Print(o.Out, o.Output, moved, func(w io.Writer) {
 				fmt.Fprintf(w, "leadership moved from %s to %s\n", moved.From, moved.To)
 			})
-		},
+		}),
 	}
 }
 

@@ -38,13 +38,8 @@ func newSaveCmd(o *kubectletcd.Options) *cobra.Command {
 			"database size. The file is etcd's snapshot format: restore it with etcdutl or an EtcdRestore.",
 		Args:              kubectletcd.ClusterArgs(1),
 		ValidArgsFunction: o.CompleteClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.Open(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			saved, err := Save(cmd.Context(), s, member, args[1])
+		RunE: o.OnCluster(func(cmd *cobra.Command, s *kubectletcd.Session, args []string) error {
+			saved, err := Save(cmd.Context(), s, member, args[0])
 			if err != nil {
 				return err
 			}
@@ -52,7 +47,7 @@ func newSaveCmd(o *kubectletcd.Options) *cobra.Command {
 				fmt.Fprintf(w, "saved %s: %d bytes (%s), %s, revision %d, from member %s (etcd %s)\n", saved.Path, saved.SizeBytes,
 					kubectletcd.Bytes(saved.SizeBytes), saved.Checksum, saved.Revision, saved.Member, saved.Version)
 			})
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&member, "member", "", "EtcdMember to stream from (default: a healthy follower, so the leader is spared)")
 	return cmd

@@ -23,18 +23,13 @@ func NewCmd(o *kubectletcd.Options) *cobra.Command {
 		Short:             "Members with their roles, versions, database sizes, raft indexes and health; alarms; the last backup",
 		Args:              kubectletcd.ClusterArgs(0),
 		ValidArgsFunction: o.CompleteClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.Open(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
+		RunE: o.OnCluster(func(cmd *cobra.Command, s *kubectletcd.Session, args []string) error {
 			view, err := Collect(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
 			return kubectletcd.Print(o.Out, o.Output, view, func(w io.Writer) { Table(w, view, time.Now()) })
-		},
+		}),
 	}
 }
 
@@ -70,12 +65,7 @@ func NewMembersCmd(o *kubectletcd.Options) *cobra.Command {
 		Short:             "etcd's member list joined with the cluster's EtcdMembers and their Pods",
 		Args:              kubectletcd.ClusterArgs(0),
 		ValidArgsFunction: o.CompleteClusters,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.Open(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
+		RunE: o.OnCluster(func(cmd *cobra.Command, s *kubectletcd.Session, args []string) error {
 			conn, err := s.Dial(cmd.Context(), "")
 			if err != nil {
 				return err
@@ -86,6 +76,6 @@ func NewMembersCmd(o *kubectletcd.Options) *cobra.Command {
 			}
 			es := Entries(list, s.Members)
 			return kubectletcd.Print(o.Out, o.Output, es, func(w io.Writer) { MembersTable(w, es) })
-		},
+		}),
 	}
 }
