@@ -170,6 +170,12 @@ const (
 	// ReasonWaitingForSnapshot: a minor upgrade waits until every member has taken a snapshot on
 	// the minor it was upgraded to (Event, and the Progressing condition's message).
 	ReasonWaitingForSnapshot = "WaitingForSnapshot"
+	// ReasonDowngrading: a one-minor downgrade runs etcd's procedure: the Event when the
+	// downgrade is enabled, and Progressing while the rollout waits for every member's storage
+	// to be migrated to the older minor. ReasonDowngradeCancelled: the Event when a downgrade
+	// spec.version no longer asks for is cancelled.
+	ReasonDowngrading        = "Downgrading"
+	ReasonDowngradeCancelled = "DowngradeCancelled"
 	// ReasonCertificateInvalid: a member's server or peer certificate does not fit it (a
 	// missing SAN or usage, a broken chain, expiry); its Pod is not started. On the member's
 	// Ready condition and the cluster's Degraded condition.
@@ -355,8 +361,8 @@ const (
 // the types; TestCELMessagesMatchCRD keeps the two in step, and tests assert on these constants.
 const (
 	MsgVersionFormat            = "spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
-	MsgVersionReachable         = "spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor or one minor up; let a running upgrade finish before the next"
-	MsgVersionPath              = "spec.version may change by any patch or one minor up at a time (e.g. 3.5.x to 3.6.y, then to 3.7.z); skipping a minor, a major change and a minor downgrade (not supported yet) are refused"
+	MsgVersionReachable         = "spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor, one minor up, or one minor down from 3.6 or later; let a running upgrade or downgrade finish before the next"
+	MsgVersionPath              = "spec.version may change by any patch, one minor up, or one minor down from 3.6 or later (etcd's downgrade procedure), one minor at a time; skipping a minor, a major change and a downgrade below 3.5 are refused"
 	MsgPauseMemory              = "spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
 	MsgMemorySizePositive       = "spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
 	MsgMediumImmutable          = "spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"

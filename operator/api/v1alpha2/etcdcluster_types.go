@@ -29,10 +29,12 @@ type EtcdClusterSpec struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// Version of etcd, e.g. 3.6.16. The image tag is v<version>.
-	// Changes follow etcd's upgrade path: any patch, or one minor up.
+	// Changes follow etcd's upgrade and downgrade paths: any patch, one minor up, or one minor
+	// down from 3.6 or later, which the operator performs with etcd's downgrade procedure
+	// (validate and enable, wait for every member's storage, restart members one at a time).
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$')",message="spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || !oldSelf.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || (int(self.split('.')[0]) == int(oldSelf.split('.')[0]) && int(self.split('.')[1]) - int(oldSelf.split('.')[1]) in [0, 1])",message="spec.version may change by any patch or one minor up at a time (e.g. 3.5.x to 3.6.y, then to 3.7.z); skipping a minor, a major change and a minor downgrade (not supported yet) are refused"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || !oldSelf.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || (int(self.split('.')[0]) == int(oldSelf.split('.')[0]) && (int(self.split('.')[1]) - int(oldSelf.split('.')[1]) in [0, 1] || (int(oldSelf.split('.')[1]) - int(self.split('.')[1]) == 1 && int(oldSelf.split('.')[1]) >= 6)))",message="spec.version may change by any patch, one minor up, or one minor down from 3.6 or later (etcd's downgrade procedure), one minor at a time; skipping a minor, a major change and a downgrade below 3.5 are refused"
 	Version string `json:"version"`
 
 	// Storage of each member's data directory.
@@ -314,7 +316,7 @@ type RolloutStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyMembers,selectorpath=.status.selector
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.members) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || oldSelf.status.members.all(m, !has(m.version) || !m.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || (int(self.spec.version.split('.')[0]) == int(m.version.split('.')[0]) && int(self.spec.version.split('.')[1]) - int(m.version.split('.')[1]) in [0, 1]))",message="spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor or one minor up; let a running upgrade finish before the next"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.members) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || oldSelf.status.members.all(m, !has(m.version) || !m.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || (int(self.spec.version.split('.')[0]) == int(m.version.split('.')[0]) && (int(self.spec.version.split('.')[1]) - int(m.version.split('.')[1]) in [0, 1] || (int(m.version.split('.')[1]) - int(self.spec.version.split('.')[1]) == 1 && int(m.version.split('.')[1]) >= 6))))",message="spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor, one minor up, or one minor down from 3.6 or later; let a running upgrade or downgrade finish before the next"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyMembers`

@@ -269,8 +269,10 @@ func TestVersionPaths(t *testing.T) {
 		{"3.6.16", "3.7.3", true},   // one minor up
 		{"3.6.16", "3.6.16", true},  // unchanged
 		{"3.5.21", "3.7.3", false},  // a minor skipped
-		{"3.7.3", "3.6.16", false},  // minor downgrade
-		{"3.6.16", "3.5.21", false}, // minor downgrade
+		{"3.7.3", "3.6.16", true},   // one minor down (etcd's downgrade)
+		{"3.6.16", "3.5.21", true},  // one minor down (etcd's downgrade)
+		{"3.5.21", "3.4.30", false}, // 3.5 has no downgrade procedure
+		{"3.7.3", "3.5.21", false},  // two minors down
 		{"3.6.16", "4.0.0", false},  // major up
 		{"3.6.16", "4.7.0", false},  // major up, minor up
 		{"3.9.0", "3.10.0", true},   // numbers, not strings
@@ -322,6 +324,13 @@ func TestVersionReachableFromMembers(t *testing.T) {
 	if err := env.Client.Update(ctx, c); err != nil {
 		t.Fatal(err)
 	}
+	c.Spec.Version = "3.6.16" // back down: a member already runs 3.7, one minor down from it
+	if err := env.Client.Update(ctx, c); err != nil {
+		t.Fatalf("a downgrade back to what members ran: %v", err)
+	}
+	running("3.7.3")          // every member on 3.7 but one on 3.6 ...
+	c.Spec.Version = "3.5.35" // ... one minor below the spec, two below a member
+	expectRejected(t, env.Client.Update(ctx, c), v1.MsgVersionReachable)
 }
 
 // TestClientTLSAddedToRunningCluster: spec.tls.client may be added to a plaintext cluster (the

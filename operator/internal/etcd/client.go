@@ -43,7 +43,25 @@ type EndpointStatus struct {
 	// NOSPACE and refuses writes.
 	DBSize, DBSizeInUse, DBQuota int64
 	Errors                       []string
+	// StorageVersion is the member's storage schema version, e.g. "3.6.0" (etcd 3.6+; "" from
+	// 3.5). DowngradeEnabled and DowngradeTarget are the cluster's downgrade as the member
+	// knows it (3.6+).
+	StorageVersion   string
+	DowngradeEnabled bool
+	DowngradeTarget  string
 }
+
+// Downgrade actions, as etcd's DowngradeRequest names them.
+const (
+	// DowngradeValidate checks that the cluster can downgrade to a version (one minor below
+	// its cluster version, no downgrade in flight).
+	DowngradeValidate = "Validate"
+	// DowngradeEnable sets the cluster version to the target: members migrate their storage to
+	// it and may then run the older binary.
+	DowngradeEnable = "Enable"
+	// DowngradeCancel ends a downgrade in flight.
+	DowngradeCancel = "Cancel"
+)
 
 // Alarm types, named as etcd's AlarmType.
 const (
@@ -71,6 +89,9 @@ type Client interface {
 	// Defragment rewrites the database of the one member at endpoint, which serves nothing
 	// while it runs.
 	Defragment(ctx context.Context, endpoint string) error
+	// Downgrade runs one of etcd's downgrade actions (DowngradeValidate, DowngradeEnable with a
+	// target "3.5"; DowngradeCancel ignores the version).
+	Downgrade(ctx context.Context, action, version string) error
 	// AlarmList is the cluster's active alarms; AlarmDisarm clears one of them.
 	AlarmList(ctx context.Context) ([]Alarm, error)
 	AlarmDisarm(ctx context.Context, a Alarm) error

@@ -41,6 +41,17 @@ func IsAuthRequired(err error) bool {
 		is(err, rpctypes.ErrGRPCInvalidAuthToken) || is(err, rpctypes.ErrGRPCUserNotFound)
 }
 
+// IsDowngradeTargetRefused reports etcd refusing a downgrade target: it is not one minor below
+// the cluster version (which follows the members' versions a few seconds after a rollout), or
+// the cluster version is not known yet.
+func IsDowngradeTargetRefused(err error) bool {
+	return is(err, rpctypes.ErrGRPCInvalidDowngradeTargetVersion) || is(err, rpctypes.ErrGRPCClusterVersionUnavailable)
+}
+
+// IsDowngradeInProcess reports a downgrade enabled already; IsNoDowngrade a cancel with none.
+func IsDowngradeInProcess(err error) bool { return is(err, rpctypes.ErrGRPCDowngradeInProcess) }
+func IsNoDowngrade(err error) bool        { return is(err, rpctypes.ErrGRPCNoInflightDowngrade) }
+
 // IsUserExists reports a UserAdd of a user etcd already has.
 func IsUserExists(err error) bool { return is(err, rpctypes.ErrGRPCUserAlreadyExist) }
 

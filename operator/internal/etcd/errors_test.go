@@ -15,7 +15,8 @@ func TestErrorClassification(t *testing.T) {
 	checks := map[string]check{
 		"unhealthy": IsUnhealthyCluster, "notInSync": IsLearnerNotInSync, "notFound": IsMemberNotFound,
 		"notLearner": IsNotLearner, "tooManyLearners": IsTooManyLearners, "peerExists": IsAlreadyRegistered,
-		"retryable": IsRetryable, "authRequired": IsAuthRequired,
+		"retryable": IsRetryable, "authRequired": IsAuthRequired, "downgradeRefused": IsDowngradeTargetRefused,
+		"downgradeInProcess": IsDowngradeInProcess, "noDowngrade": IsNoDowngrade,
 	}
 	cases := []struct {
 		name string
@@ -41,6 +42,10 @@ func TestErrorClassification(t *testing.T) {
 		{"expired token", rpctypes.ErrGRPCInvalidAuthToken, []string{"authRequired"}},
 		{"certificate CN names no user", rpctypes.ErrGRPCUserNotFound, []string{"authRequired"}},
 		{"wrong password", rpctypes.ErrGRPCAuthFailed, nil},
+		{"downgrade target not one minor below", rpctypes.ErrGRPCInvalidDowngradeTargetVersion, []string{"downgradeRefused"}},
+		{"no cluster version yet", rpctypes.ErrGRPCClusterVersionUnavailable, []string{"downgradeRefused"}},
+		{"downgrade in flight", rpctypes.ErrGRPCDowngradeInProcess, []string{"downgradeInProcess"}},
+		{"no downgrade to cancel", rpctypes.ErrGRPCNoInflightDowngrade, []string{"noDowngrade"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -120,8 +120,22 @@ func (r *remote) Status(ctx context.Context, endpoint string) (EndpointStatus, e
 		MemberID: resp.Header.GetMemberId(), ClusterID: resp.Header.GetClusterId(), Revision: resp.Header.GetRevision(),
 		Leader: resp.Leader, Version: resp.Version, RaftIndex: resp.RaftIndex, RaftAppliedIndex: resp.RaftAppliedIndex,
 		IsLearner: resp.IsLearner, DBSize: resp.DbSize, DBSizeInUse: resp.DbSizeInUse, DBQuota: resp.DbSizeQuota,
-		Errors: resp.Errors,
+		Errors: resp.Errors, StorageVersion: resp.StorageVersion,
+		DowngradeEnabled: resp.DowngradeInfo.GetEnabled(), DowngradeTarget: resp.DowngradeInfo.GetTargetVersion(),
 	}, nil
+}
+
+func (r *remote) Downgrade(ctx context.Context, action, version string) error {
+	actions := map[string]clientv3.DowngradeAction{DowngradeValidate: clientv3.DowngradeValidate,
+		DowngradeEnable: clientv3.DowngradeEnable, DowngradeCancel: clientv3.DowngradeCancel}
+	a, ok := actions[action]
+	if !ok {
+		return fmt.Errorf("unknown downgrade action %q", action)
+	}
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.Downgrade(ctx, a, version)
+	return err
 }
 
 // MoveLeader must be served by the current leader, so it finds the leader's client URL and asks

@@ -63,8 +63,17 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 	if st.rollout.Kind == rollout.None && st.clientTLSWait != "" {
 		st.rollout = rollout.Action{Kind: rollout.Wait, Message: st.clientTLSWait}
 	}
-	if st.rollout.Kind == rollout.Restart || st.rollout.Kind == rollout.MoveLeader {
-		if msg := rollout.VersionSkew(st.cluster.Spec.Version, runningVersions(st)); msg != "" {
+	restartDue := st.rollout.Kind == rollout.Restart || st.rollout.Kind == rollout.MoveLeader
+	wait, downgradeReady, err := r.downgradeGate(ctx, st, restartDue)
+	if err != nil {
+		return err
+	}
+	if wait != "" { // expected progress, reported by Progressing and the downgrade's Events
+		st.rollout = rollout.Action{Kind: rollout.Wait, Message: wait}
+		return nil
+	}
+	if restartDue {
+		if msg := rollout.VersionSkew(st.cluster.Spec.Version, runningVersions(st), downgradeReady); msg != "" {
 			r.warnHeld(st, v1alpha2.ReasonVersionSkew, msg)
 			st.rollout = rollout.Action{Kind: rollout.Wait, Message: msg}
 			return nil
@@ -75,7 +84,6 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 			return nil
 		}
 	}
-	var err error
 	switch st.rollout.Kind {
 	case rollout.Restart:
 		err = r.grantRestart(ctx, st, st.memberByName(st.rollout.Member))

@@ -4,10 +4,14 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +26,9 @@ import (
 // at a time, every member keeps its ID and data, and no acknowledged write is lost. Skipping a
 // minor is refused where it is written, before any Pod is touched. After an upgrade, the next
 // one waits until every member has snapshotted on the new minor (etcd 3.7 cannot replay WAL
-// entries 3.5 wrote): with no writes it holds and says why, and writes let it go on.
+// entries 3.5 wrote): with no writes it holds and says why, and writes let it go on. Then it is
+// downgraded back one minor at a time (3.7 → 3.6 → 3.5) with etcd's downgrade procedure under
+// the same writer and checks; two minors down at once is refused.
 func TestRollingUpgrade(t *testing.T) {
 	vs := e2eutil.EtcdVersions
 	c := cluster(t)
@@ -39,6 +45,7 @@ func TestRollingUpgrade(t *testing.T) {
 		t.Logf("%s -> %s refused: %v", vs[0], vs[2], err)
 	}
 	cli := e2eutil.EtcdClient(t, c, ns, "up")
+	written := map[string]int{} // acknowledged writes by prefix, read again at the end
 	for i := 1; i < len(vs); i++ {
 		before := memberPods(t, c, ns)
 		if err := setVersion(t, c, ns, "up", vs[i]); err != nil {
@@ -53,7 +60,105 @@ func TestRollingUpgrade(t *testing.T) {
 		acked, failed, errs := w.Stop()
 		t.Logf("%s: %d writes during the step, %d failed attempts (retried) %v", vs[i], acked, failed, errs)
 		e2eutil.VerifyWrites(t, cli, prefix, acked)
+		written[prefix] = acked
 	}
+	if len(vs) > 2 {
+		err := setVersion(t, c, ns, "up", vs[len(vs)-3])
+		if err == nil || !strings.Contains(err.Error(), v1alpha2.MsgVersionPath) {
+			t.Fatalf("%s -> %s: %v, want the version-path refusal", vs[len(vs)-1], vs[len(vs)-3], err)
+		}
+	}
+	for i := len(vs) - 2; i >= 0; i-- {
+		if i == 0 {
+			cancelledDowngrade(t, c, ns, cli, vs[1], vs[0])
+		}
+		before := memberPods(t, c, ns)
+		if err := setVersion(t, c, ns, "up", vs[i]); err != nil {
+			t.Fatalf("%s -> %s: %v", vs[i+1], vs[i], err)
+		}
+		prefix := "downgrade-" + vs[i]
+		w := e2eutil.StartWriter(cli, prefix)
+		waitRolled(t, c, ns, vs[i+1], vs[i], before)
+		acked, failed, errs := w.Stop()
+		t.Logf("%s (downgrade): %d writes during the step, %d failed attempts (retried) %v", vs[i], acked, failed, errs)
+		e2eutil.VerifyWrites(t, cli, prefix, acked)
+		written[prefix] = acked
+		downgradeEnded(t, c, ns, cli, vs[i])
+	}
+	for prefix, acked := range written { // what every minor wrote, read on the oldest
+		e2eutil.VerifyWrites(t, cli, prefix, acked)
+	}
+}
+
+// cancelledDowngrade: a downgrade to to is started, then spec.version is set back to from once
+// etcd's downgrade is enabled: the operator cancels it and every member ends on from again.
+func cancelledDowngrade(t *testing.T, c *framework.Cluster, ns string, cli *clientv3.Client, from, to string) {
+	t.Helper()
+	if err := setVersion(t, c, ns, "up", to); err != nil {
+		t.Fatal(err)
+	}
+	e2eutil.WaitFor(t, step, "etcd's downgrade to "+to+" enabled", func() bool {
+		return downgradeEnabled(cli) != ""
+	})
+	if err := setVersion(t, c, ns, "up", from); err != nil {
+		t.Fatalf("back to %s mid-downgrade: %v", from, err)
+	}
+	took := e2eutil.WaitFor(t, 3*step, "downgrade cancelled, every member on "+from, func() bool {
+		for _, m := range e2eutil.Members(t, c, ns, "up") {
+			if m.Status.Version != from {
+				return false
+			}
+		}
+		return downgradeEnabled(cli) == "" && e2eutil.Converged(t, c, ns, "up", 3)
+	})
+	if e2eutil.FindEvent(t, c, ns, "up", v1alpha2.ReasonDowngradeCancelled) == nil {
+		t.Errorf("no %s Event", v1alpha2.ReasonDowngradeCancelled)
+	}
+	t.Logf("downgrade to %s cancelled and every member back on %s in %s", to, from, took.Round(100*time.Millisecond))
+}
+
+// downgradeEnabled is the target of a downgrade a member reports enabled ("": none, or no
+// member answered).
+func downgradeEnabled(cli *clientv3.Client) string {
+	for _, ep := range cli.Endpoints() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := cli.Status(ctx, ep)
+		cancel()
+		if err == nil && st.DowngradeInfo.GetEnabled() {
+			return st.DowngradeInfo.GetTargetVersion()
+		}
+	}
+	return ""
+}
+
+// downgradeEnded: the downgrade was enabled through etcd (the operator's Event) and etcd ended
+// it once every member ran the older minor: no member reports it enabled any more.
+func downgradeEnded(t *testing.T, c *framework.Cluster, ns string, cli *clientv3.Client, to string) {
+	t.Helper()
+	minor := strings.Join(strings.Split(to, ".")[:2], ".")
+	var events eventsv1.EventList
+	if err := c.Client.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+		return e.Reason == v1alpha2.ReasonDowngrading && strings.Contains(e.Note, "downgrade to "+minor+" enabled")
+	}) {
+		t.Errorf("%s: no %s Event enabling the downgrade to %s", to, v1alpha2.ReasonDowngrading, minor)
+	}
+	e2eutil.WaitNoError(t, step, "etcd ended the downgrade to "+to, func() error {
+		for _, ep := range cli.Endpoints() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			st, err := cli.Status(ctx, ep)
+			cancel()
+			if err != nil {
+				return err
+			}
+			if st.DowngradeInfo.GetEnabled() {
+				return fmt.Errorf("%s still reports a downgrade to %s enabled", ep, st.DowngradeInfo.GetTargetVersion())
+			}
+		}
+		return nil
+	})
 }
 
 // snapshotCount is the upgrade cluster's --snapshot-count, small so a snapshot comes quickly.

@@ -89,6 +89,8 @@ type FakeCluster struct {
 	dbSizes   map[uint64]dbSize
 	quota     int64
 	alarms    []etcd.Alarm
+	// downgradeTo is the minor etcd's downgrade is enabled to ("": none).
+	downgradeTo string
 	// schemes logs the scheme of the clients handed out, each time it changes.
 	schemes []string
 }
@@ -272,8 +274,12 @@ func (c *FakeCluster) Status(_ context.Context, endpoint string) (etcd.EndpointS
 		return etcd.EndpointStatus{}, err
 	}
 	db := c.dbSizes[m.ID]
-	return etcd.EndpointStatus{MemberID: m.ID, Leader: c.leader, Version: c.version, IsLearner: m.IsLearner,
-		DBSize: db.size, DBSizeInUse: db.inUse, DBQuota: c.quota}, nil
+	st := etcd.EndpointStatus{MemberID: m.ID, Leader: c.leader, Version: c.version, IsLearner: m.IsLearner,
+		DBSize: db.size, DBSizeInUse: db.inUse, DBQuota: c.quota, StorageVersion: c.storageVersion()}
+	if c.downgradeTo != "" {
+		st.DowngradeEnabled, st.DowngradeTarget = true, c.downgradeTo+".0"
+	}
+	return st, nil
 }
 
 // serving is the member behind a client URL, if its process runs. The caller holds c.mu.

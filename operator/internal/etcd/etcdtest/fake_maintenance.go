@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 )
@@ -135,4 +138,47 @@ func (s *fakeSession) AlarmDisarm(ctx context.Context, a etcd.Alarm) error {
 		return err
 	}
 	return s.FakeCluster.AlarmDisarm(ctx, a)
+}
+
+// Downgrade plays etcd's downgrade API: Validate accepts only the minor below the cluster's
+// version with none in flight, Enable also turns the downgrade on (Status then reports it, and
+// every member's storage as migrated at once), Cancel ends one in flight. Each is logged in Ops.
+func (c *FakeCluster) Downgrade(_ context.Context, action, version string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refused("downgrade"); err != nil {
+		return err
+	}
+	c.ops = append(c.ops, "downgrade "+strings.ToLower(action)+" "+version)
+	if action == etcd.DowngradeCancel {
+		if c.downgradeTo == "" {
+			return rpctypes.ErrGRPCNoInflightDowngrade
+		}
+		c.downgradeTo = ""
+		return nil
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(c.version, "%d.%d", &major, &minor); err != nil || version != fmt.Sprintf("%d.%d", major, minor-1) {
+		return rpctypes.ErrGRPCInvalidDowngradeTargetVersion
+	}
+	if c.downgradeTo != "" {
+		return rpctypes.ErrGRPCDowngradeInProcess
+	}
+	if action == etcd.DowngradeEnable {
+		c.downgradeTo = version
+	}
+	return nil
+}
+
+// storageVersion is what Status reports: the downgrade's target once enabled, else the
+// cluster's minor. The caller holds c.mu.
+func (c *FakeCluster) storageVersion() string {
+	if c.downgradeTo != "" {
+		return c.downgradeTo + ".0"
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(c.version, "%d.%d", &major, &minor); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.0", major, minor)
 }
