@@ -4,7 +4,9 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -90,6 +92,19 @@ func TestRollingUpgrade(t *testing.T) {
 	}
 }
 
+// clusterVersion is etcd's cluster version as a member's /version reports it.
+func clusterVersion(httpc *http.Client, endpoint string) (string, error) {
+	resp, err := httpc.Get(endpoint + "/version")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Cluster string `json:"etcdcluster"`
+	}
+	return v.Cluster, json.NewDecoder(resp.Body).Decode(&v)
+}
+
 // cancelledDowngrade: a downgrade to to is started, then spec.version is set back to from once
 // etcd's downgrade is enabled: the operator cancels it and every member ends on from again.
 func cancelledDowngrade(t *testing.T, c *framework.Cluster, ns string, cli *clientv3.Client, from, to string) {
@@ -145,8 +160,12 @@ func downgradeEnded(t *testing.T, c *framework.Cluster, ns string, cli *clientv3
 	}) {
 		t.Errorf("%s: no %s Event enabling the downgrade to %s", to, v1alpha2.ReasonDowngrading, minor)
 	}
-	e2eutil.WaitNoError(t, step, "etcd ended the downgrade to "+to, func() error {
+	httpc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: e2eutil.ClusterDialer(c)}}
+	e2eutil.WaitNoError(t, step, "etcd ended the downgrade to "+to+" at cluster version "+minor, func() error {
 		for _, ep := range cli.Endpoints() {
+			if v, err := clusterVersion(httpc, ep); err != nil || v != minor+".0" {
+				return fmt.Errorf("%s: cluster version %q %v, want %s.0", ep, v, err, minor)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			st, err := cli.Status(ctx, ep)
 			cancel()
