@@ -31,6 +31,9 @@ var operatorCases = []renderCase{
 metrics:
   serviceMonitor: {enabled: true, labels: {release: prometheus}}
   vmServiceScrape: {enabled: true, interval: 15s, scrapeTimeout: 5s}
+alerts:
+  prometheusRule: {enabled: true, labels: {release: prometheus}}
+  vmRule: {enabled: true}
 `},
 	{name: "availability", values: `
 replicas: 2

@@ -4,7 +4,7 @@
 # recipe marker; builds happen in a temp folder renamed at the end, so an interrupted
 # build is never trusted. Nothing prebuilt is downloaded.
 #
-# Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns cert-manager versitygw
+# Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns cert-manager versitygw prometheus
 #        hack/tools.sh --print-dir  prints the cache folder and exits
 # Output: progress on stderr; the last stdout line is the envtest assets folder.
 set -euo pipefail
@@ -136,6 +136,12 @@ build_versitygw() {
 	go_install "$m/cmd/versitygw@$VERSITYGW_VERSION" \
 		"-X main.Version=$VERSITYGW_VERSION -X main.Build=module-proxy -X main.BuildTime=$t"
 }
+# promtool (alert rule checks and unit tests). Prometheus' Makefile stamps its version through
+# prometheus/common; the module version is the Go one (v0.3xx for Prometheus 3.x).
+build_prometheus() {
+	go_install "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" \
+		"-X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION -X github.com/prometheus/common/version.Branch=module-proxy"
+}
 build_coredns() { go_install "github.com/coredns/coredns@$COREDNS_VERSION" "-X github.com/coredns/coredns/coremain.GitCommit=module-proxy"; }
 
 # cert-manager's controller main is not on the module proxy (it lives in a nested module), so a
@@ -174,7 +180,7 @@ link_envtest_assets() {
 	echo "$dir"
 }
 
-want="${*:-etcd kube controller-gen helm staticcheck coredns cert-manager versitygw}"
+want="${*:-etcd kube controller-gen helm staticcheck coredns cert-manager versitygw prometheus}"
 total_start=$(date +%s)
 for t in $want; do
 	case "$t" in
@@ -187,6 +193,7 @@ for t in $want; do
 	staticcheck) build_into "staticcheck-$STATICCHECK_VERSION" build_staticcheck ;;
 	coredns) build_into "coredns-$COREDNS_VERSION" build_coredns ;;
 	versitygw) build_into "versitygw-$VERSITYGW_VERSION" build_versitygw ;;
+	prometheus) build_into "prometheus-$PROMETHEUS_VERSION" build_prometheus ;;
 	cert-manager) build_into "cert-manager-$CERT_MANAGER_VERSION" build_cert_manager "$(cert_manager_salt)" ;;
 	*) log "unknown tool $t"; exit 2 ;;
 	esac

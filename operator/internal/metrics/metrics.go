@@ -38,7 +38,7 @@ func desc(name, help string, extra ...string) *prometheus.Desc {
 type Collector struct{ Reader client.Reader }
 
 func (c Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{membersDesc, leaderDesc, conditionDesc, rolloutDesc, snapshotTime, snapshotSize, snapshotLength} {
+	for _, d := range []*prometheus.Desc{membersDesc, leaderDesc, conditionDesc, rolloutDesc, snapshotTime, snapshotSize, snapshotLength, certExpiryDesc} {
 		ch <- d
 	}
 }
@@ -56,6 +56,7 @@ func (c Collector) Collect(ch chan<- prometheus.Metric) {
 	for i := range clusters.Items {
 		ec := &clusters.Items[i]
 		collectCluster(ch, ec)
+		collectCertificates(ctx, ch, c.Reader, ec)
 		if s := newest[client.ObjectKey{Namespace: ec.Namespace, Name: ec.Name}]; s != nil {
 			collectSnapshot(ch, ec, s)
 		}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
 )
 
 func TestCollector(t *testing.T) {
@@ -77,5 +79,37 @@ etcd_operator_cluster_rollout_in_progress{cluster="a",namespace="t"} 1
 	}
 	if n, err := testutil.GatherAndCount(reg); err != nil || n != 0 {
 		t.Errorf("%d series after the cluster was deleted (%v)", n, err)
+	}
+}
+
+// The served leaves' notAfter, per plane; a plane whose Secret is absent or holds no
+// certificate has no series.
+func TestCertificateExpiry(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha2.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	ec := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "a"}}
+	ca := pkitest.NewCA(t, "a-ca")
+	server := ca.SecretData(t, []string{"a.t.svc"}, nil, pkitest.ServerAndClient...)
+	leaf := firstCertificate(server[corev1.TLSCertKey])
+	secret := func(name string, data map[string][]byte) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: name}, Data: data}
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(ec,
+		secret(v1alpha2.ActiveServerSecretName("a"), server),
+		secret(v1alpha2.ActivePeerSecretName("a"), map[string][]byte{corev1.TLSCertKey: []byte("not a certificate")})).Build()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(Collector{Reader: c})
+	want := fmt.Sprintf(`
+# HELP etcd_operator_cluster_certificate_expiry_timestamp_seconds notAfter of the leaf certificate the cluster's members serve (plane server or peer) or the operator presents to them (plane operator-client), Unix seconds, from the active TLS Secrets the members mount.
+# TYPE etcd_operator_cluster_certificate_expiry_timestamp_seconds gauge
+etcd_operator_cluster_certificate_expiry_timestamp_seconds{cluster="a",namespace="t",plane="server"} %d
+`, leaf.NotAfter.Unix())
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), Prefix+"cluster_certificate_expiry_timestamp_seconds"); err != nil {
+		t.Error(err)
 	}
 }

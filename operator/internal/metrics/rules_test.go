@@ -1,0 +1,272 @@
+package metrics
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/yaml"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
+)
+
+const (
+	repoRoot  = "../../.."
+	rulesPath = repoRoot + "/charts/etcd-operator/files/alerts/rules.yaml"
+)
+
+// TestAlertRulesNameExportedMetrics: every metric an alert rule's expression names is one the
+// operator exports (this package's collector, controller-runtime's reconcile metrics) or one
+// every supported etcd serves on its /metrics (each version from the tools cache, run on
+// loopback): a renamed metric breaks the test, not the alert in production.
+func TestAlertRulesNameExportedMetrics(t *testing.T) {
+	known := operatorMetricNames(t)
+	for name := range controllerRuntimeMetricNames(t) {
+		known[name] = true
+	}
+	etcdNames := map[string]int{}
+	versions := strings.Fields(pinned(t, "ETCD_VERSIONS"))
+	for _, v := range versions {
+		for name := range etcdMetricNames(t, v) {
+			etcdNames[name]++
+		}
+	}
+	for name, n := range etcdNames {
+		if n == len(versions) {
+			known[name] = true
+		}
+	}
+	for alert, expr := range ruleExpressions(t) {
+		names := metricNames(expr)
+		if len(names) == 0 {
+			t.Errorf("%s: no metric found in %q", alert, expr)
+		}
+		for _, n := range names {
+			if !known[n] {
+				t.Errorf("%s names %s, which neither the operator nor every etcd of %v exports", alert, n, versions)
+			}
+		}
+	}
+}
+
+func ruleExpressions(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(rulesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Groups []struct {
+			Rules []struct{ Alert, Expr string } `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := yaml.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, g := range file.Groups {
+		for _, r := range g.Rules {
+			out[r.Alert] = r.Expr
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no rules read")
+	}
+	return out
+}
+
+var (
+	stringLit  = regexp.MustCompile(`"[^"]*"`)
+	matchers   = regexp.MustCompile(`\{[^}]*\}`)
+	ranges     = regexp.MustCompile(`\[[^\]]*\]`)
+	labelLists = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
+	identifier = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+	keywords   = map[string]bool{"and": true, "or": true, "unless": true, "bool": true, "offset": true}
+)
+
+// metricNames are the metric names a PromQL expression selects: identifiers outside label
+// matchers, ranges and label lists that are neither functions nor keywords.
+func metricNames(expr string) []string {
+	s := labelLists.ReplaceAllString(ranges.ReplaceAllString(matchers.ReplaceAllString(stringLit.ReplaceAllString(expr, ""), " "), " "), " ")
+	var out []string
+	for _, loc := range identifier.FindAllStringIndex(s, -1) {
+		name, rest := s[loc[0]:loc[1]], strings.TrimLeft(s[loc[1]:], " \t\n")
+		if keywords[name] || strings.HasPrefix(rest, "(") {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// operatorMetricNames are the names this package's collector exports for a cluster with every
+// kind of series (members, a rollout, a snapshot, certificates).
+func operatorMetricNames(t *testing.T) map[string]bool {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha2.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	ec := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "a"},
+		Spec:   v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3)},
+		Status: v1alpha2.EtcdClusterStatus{Rollout: &v1alpha2.RolloutStatus{}}}
+	snap := &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "s"},
+		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: "a"}},
+		Status: v1alpha2.EtcdSnapshotStatus{Phase: v1alpha2.SnapshotComplete, CompletionTime: &metav1.Time{Time: time.Unix(1, 0)},
+			Duration: &metav1.Duration{Duration: time.Second}, Artifact: &v1alpha2.SnapshotArtifact{SizeBytes: 1}}}
+	cert := pkitest.NewCA(t, "ca").SecretData(t, []string{"a"}, nil, pkitest.ServerAndClient...)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: v1alpha2.ActiveServerSecretName("a")}, Data: cert}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(Collector{Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(ec, snap, sec).Build()})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = true
+	}
+	return out
+}
+
+// controllerRuntimeMetricNames are the reconcile metrics of the controller-runtime this module
+// builds with, read from its source (they are registered, but have no series until a
+// controller runs).
+func controllerRuntimeMetricNames(t *testing.T) map[string]bool {
+	t.Helper()
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/controller-runtime").Output()
+	if err != nil {
+		t.Fatalf("go list controller-runtime: %v", err)
+	}
+	src, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), "pkg/internal/controller/metrics/metrics.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, m := range regexp.MustCompile(`Name:\s*"([a-z_]+)"`).FindAllStringSubmatch(string(src), -1) {
+		out[m[1]] = true
+	}
+	if !out["controller_runtime_reconcile_errors_total"] {
+		t.Fatalf("controller-runtime's metrics source names no controller_runtime_reconcile_errors_total: %v", out)
+	}
+	return out
+}
+
+// etcdMetricNames runs the tools cache's etcd of that version on loopback and reads the metric
+// names its /metrics serves (a histogram's _bucket, _sum and _count included).
+func etcdMetricNames(t *testing.T, version string) map[string]bool {
+	t.Helper()
+	bin := filepath.Join(toolsDir(), "etcd-"+version, "etcd")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is missing (%v): run `make tools`", bin, err)
+	}
+	client, peer, metrics := loopbackURL(t), loopbackURL(t), loopbackURL(t)
+	cmd := exec.Command(bin, "--name=m", "--data-dir="+t.TempDir(), "--listen-client-urls="+client, "--advertise-client-urls="+client,
+		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer, "--initial-cluster=m="+peer,
+		"--listen-metrics-urls="+metrics, "--log-level=error")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		names, err := scrapeNames(metrics + "/metrics")
+		if err == nil && names["etcd_server_has_leader"] {
+			return names
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd %s served no metrics: %v", version, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func scrapeNames(url string) (map[string]bool, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(bufio.NewReader(resp.Body))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for name, mf := range mfs {
+		out[name] = true
+		if mf.GetType().String() == "HISTOGRAM" {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				out[name+suffix] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+func loopbackURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprintf("http://%s", l.Addr())
+}
+
+func toolsDir() string {
+	if dir := os.Getenv("ETCD_OPERATOR_TOOLS"); dir != "" {
+		return dir
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "etcd-operator-tools")
+}
+
+// pinned reads a value of hack/versions.env.
+func pinned(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(repoRoot + "/hack/versions.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+"="); ok {
+			return strings.Trim(v, `"'`)
+		}
+	}
+	t.Fatalf("%s not in hack/versions.env", name)
+	return ""
+}
+
+func TestMetricNames(t *testing.T) {
+	for expr, want := range map[string]string{
+		`etcd_operator_cluster_leader_present == 0 and on(namespace, cluster) etcd_operator_cluster_members{state="desired"} > 0`: "etcd_operator_cluster_leader_present etcd_operator_cluster_members",
+		`max by (namespace, service) (increase(etcd_server_leader_changes_seen_total[1h])) > 4`:                                   "etcd_server_leader_changes_seen_total",
+		`time() - etcd_operator_cluster_last_snapshot_timestamp_seconds > 25 * 3600`:                                              "etcd_operator_cluster_last_snapshot_timestamp_seconds",
+		`histogram_quantile(0.99, sum by (namespace, service, le) (rate(etcd_disk_wal_fsync_duration_seconds_bucket[5m]))) > 0.5`: "etcd_disk_wal_fsync_duration_seconds_bucket",
+	} {
+		if got := strings.Join(metricNames(expr), " "); got != want {
+			t.Errorf("%s: %q, want %q", expr, got, want)
+		}
+	}
+}
