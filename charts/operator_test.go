@@ -34,6 +34,7 @@ metrics:
 alerts:
   prometheusRule: {enabled: true, labels: {release: prometheus}}
   vmRule: {enabled: true}
+dashboard: {enabled: true, namespace: monitoring, annotations: {grafana_folder: etcd}}
 `},
 	{name: "availability", values: `
 replicas: 2

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,8 +30,9 @@ import (
 )
 
 const (
-	repoRoot  = "../../.."
-	rulesPath = repoRoot + "/charts/etcd-operator/files/alerts/rules.yaml"
+	repoRoot      = "../../.."
+	rulesPath     = repoRoot + "/charts/etcd-operator/files/alerts/rules.yaml"
+	dashboardPath = repoRoot + "/charts/etcd-operator/files/dashboards/etcd-operator.json"
 )
 
 // TestAlertRulesNameExportedMetrics: every metric an alert rule's expression names is one the
@@ -37,33 +40,103 @@ const (
 // every supported etcd serves on its /metrics (each version from the tools cache, run on
 // loopback): a renamed metric breaks the test, not the alert in production.
 func TestAlertRulesNameExportedMetrics(t *testing.T) {
-	known := operatorMetricNames(t)
-	for name := range controllerRuntimeMetricNames(t) {
-		known[name] = true
+	checkExpressions(t, ruleExpressions(t))
+}
+
+// TestDashboardNamesExportedMetrics: the same for every query of the Grafana dashboard (panel
+// targets and template variables), which must also be valid JSON with a uid.
+func TestDashboardNamesExportedMetrics(t *testing.T) {
+	data, err := os.ReadFile(dashboardPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	etcdNames := map[string]int{}
-	versions := strings.Fields(pinned(t, "ETCD_VERSIONS"))
-	for _, v := range versions {
-		for name := range etcdMetricNames(t, v) {
-			etcdNames[name]++
+	var d struct {
+		UID    string `json:"uid"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name       string `json:"name"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatalf("%s: %v", dashboardPath, err)
+	}
+	if d.UID == "" {
+		t.Error("the dashboard has no uid")
+	}
+	exprs := map[string]string{}
+	for _, p := range d.Panels {
+		for i, tg := range p.Targets {
+			exprs[fmt.Sprintf("panel %q target %d", p.Title, i)] = tg.Expr
 		}
 	}
-	for name, n := range etcdNames {
-		if n == len(versions) {
-			known[name] = true
+	for _, v := range d.Templating.List {
+		// label_values(<selector>, <label>): Grafana's, not PromQL; its selector is.
+		if m := labelValues.FindStringSubmatch(v.Definition); m != nil {
+			exprs["variable "+v.Name] = m[1]
+		} else if v.Definition != "" {
+			t.Errorf("variable %s: %q is not label_values(<selector>, <label>)", v.Name, v.Definition)
 		}
 	}
-	for alert, expr := range ruleExpressions(t) {
+	checkExpressions(t, exprs)
+}
+
+// checkExpressions fails for an expression naming no metric, or one that is not exported.
+func checkExpressions(t *testing.T, exprs map[string]string) {
+	t.Helper()
+	known, versions := exportedMetrics(t)
+	for what, expr := range exprs {
 		names := metricNames(expr)
 		if len(names) == 0 {
-			t.Errorf("%s: no metric found in %q", alert, expr)
+			t.Errorf("%s: no metric found in %q", what, expr)
 		}
 		for _, n := range names {
 			if !known[n] {
-				t.Errorf("%s names %s, which neither the operator nor every etcd of %v exports", alert, n, versions)
+				t.Errorf("%s names %s, which neither the operator nor every etcd of %v exports", what, n, versions)
 			}
 		}
 	}
+}
+
+var (
+	exportedOnce     sync.Once
+	exportedNames    map[string]bool
+	exportedVersions []string
+)
+
+// exportedMetrics are the names the operator exports and those every supported etcd serves.
+func exportedMetrics(t *testing.T) (map[string]bool, []string) {
+	t.Helper()
+	exportedOnce.Do(func() {
+		known := operatorMetricNames(t)
+		for name := range controllerRuntimeMetricNames(t) {
+			known[name] = true
+		}
+		etcdNames := map[string]int{}
+		versions := strings.Fields(pinned(t, "ETCD_VERSIONS"))
+		for _, v := range versions {
+			for name := range etcdMetricNames(t, v) {
+				etcdNames[name]++
+			}
+		}
+		for name, n := range etcdNames {
+			if n == len(versions) {
+				known[name] = true
+			}
+		}
+		exportedNames, exportedVersions = known, versions
+	})
+	if exportedNames == nil {
+		t.Fatal("the exported metric names could not be read (see the first test that asked)")
+	}
+	return exportedNames, exportedVersions
 }
 
 func ruleExpressions(t *testing.T) map[string]string {
@@ -93,12 +166,13 @@ func ruleExpressions(t *testing.T) map[string]string {
 }
 
 var (
-	stringLit  = regexp.MustCompile(`"[^"]*"`)
-	matchers   = regexp.MustCompile(`\{[^}]*\}`)
-	ranges     = regexp.MustCompile(`\[[^\]]*\]`)
-	labelLists = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
-	identifier = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
-	keywords   = map[string]bool{"and": true, "or": true, "unless": true, "bool": true, "offset": true}
+	stringLit   = regexp.MustCompile(`"[^"]*"`)
+	matchers    = regexp.MustCompile(`\{[^}]*\}`)
+	ranges      = regexp.MustCompile(`\[[^\]]*\]`)
+	labelLists  = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
+	labelValues = regexp.MustCompile(`^label_values\((.*),\s*\w+\)$`)
+	identifier  = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+	keywords    = map[string]bool{"and": true, "or": true, "unless": true, "bool": true, "offset": true}
 )
 
 // metricNames are the metric names a PromQL expression selects: identifiers outside label
