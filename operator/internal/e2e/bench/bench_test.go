@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"text/tabwriter"
@@ -102,6 +104,33 @@ func TestBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.add(fmt.Sprintf("operator RSS with %d idle clusters", total), fmt.Sprintf("%.0f MiB", float64(rss)/(1<<20)), "")
+	took, ours, all := scrapeCost(t, op)
+	tb.add(fmt.Sprintf("metrics scrape with %d clusters: median of 5, series etcd_operator_* / all", total),
+		fmt.Sprintf("%s, %d / %d", took.Round(time.Millisecond), ours, all), "")
+}
+
+// scrapeCost times five scrapes of the operator's metrics endpoint (the median) and counts the
+// series it serves: the operator's own (etcd_operator_*) and all of them.
+func scrapeCost(t *testing.T, op *e2eutil.Operator) (median time.Duration, ours, all int) {
+	t.Helper()
+	var took []time.Duration
+	for range 5 {
+		start := time.Now()
+		families, err := op.Metrics(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		ours, all = 0, 0
+		for name, f := range families {
+			all += len(f.GetMetric())
+			if strings.HasPrefix(name, "etcd_operator_") {
+				ours += len(f.GetMetric())
+			}
+		}
+	}
+	slices.Sort(took)
+	return took[len(took)/2], ours, all
 }
 
 // podLoss deletes one member's Pod and returns how long until the cluster is whole again: for
