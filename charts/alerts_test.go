@@ -26,7 +26,7 @@ func toolsBinary(t *testing.T, folder, name string) string {
 }
 
 // TestAlertRules checks the shipped rules with promtool and runs their unit tests
-// (testdata/alerts/tests.yaml): each alert fires on the series that should raise it, after its
+// (alerttests/tests.yaml): each alert fires on the series that should raise it, after its
 // `for`, with its labels and annotations, and not on the ones that should not.
 func TestAlertRules(t *testing.T) {
 	promtool := toolsBinary(t, "prometheus-"+pinnedVersion(t, "PROMETHEUS_VERSION"), "promtool")
@@ -34,7 +34,7 @@ func TestAlertRules(t *testing.T) {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
-	for src, dst := range map[string]string{rulesFile: "rules.yaml", "testdata/alerts/tests.yaml": "tests.yaml"} {
+	for src, dst := range map[string]string{rulesFile: "rules.yaml", "alerttests/tests.yaml": "tests.yaml"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
