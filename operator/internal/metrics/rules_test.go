@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -190,9 +191,19 @@ func metricNames(expr string) []string {
 	return out
 }
 
-// operatorMetricNames are the names this package's collector exports for a cluster with every
-// kind of series (members, a rollout, a snapshot, certificates).
+// operatorMetricNames are the names this package's collector exports.
 func operatorMetricNames(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, mf := range gatherAll(t) {
+		out[mf.GetName()] = true
+	}
+	return out
+}
+
+// gatherAll gathers the collector over a cluster with every kind of series (members, a rollout,
+// a snapshot, certificates).
+func gatherAll(t *testing.T) []*dto.MetricFamily {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := v1alpha2.AddToScheme(s); err != nil {
@@ -216,11 +227,7 @@ func operatorMetricNames(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]bool{}
-	for _, mf := range mfs {
-		out[mf.GetName()] = true
-	}
-	return out
+	return mfs
 }
 
 // controllerRuntimeMetricNames are the reconcile metrics of the controller-runtime this module
