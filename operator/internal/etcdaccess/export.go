@@ -8,7 +8,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/authcred"
 )
 
-// Export is Dial's inverse of DialFiles: it writes the TLS material a request would dial with
+// Export is the inverse of DialFiles: it writes the TLS material a request would dial with
 // into dir (files readable by the owner only) and returns it as Files, with the members' client
 // URLs and the credentials (the operator's own etcd user once auth is on). It serves programs
 // that take files and flags, such as etcdctl run by the kubectl plugin.

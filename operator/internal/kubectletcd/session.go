@@ -209,9 +209,12 @@ func (o *Options) CompleteClusters(cmd *cobra.Command, args []string, _ string) 
 // ClusterArgs takes exactly the cluster's name (plus n more arguments), as a usage error.
 func ClusterArgs(more int) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
-		if len(args) != 1+more {
-			return Errorf(ExitUsage, "expected the EtcdCluster's name%s, got %d argument(s)", map[bool]string{true: " and more", false: ""}[more > 0], len(args))
+		switch {
+		case len(args) == 1+more:
+			return nil
+		case more == 0:
+			return Errorf(ExitUsage, "expected the EtcdCluster's name, got %d argument(s)", len(args))
 		}
-		return nil
+		return Errorf(ExitUsage, "expected the EtcdCluster's name and %d more argument(s), got %d argument(s)", more, len(args))
 	}
 }

@@ -35,20 +35,17 @@ func NewCmd(o *kubectletcd.Options) *cobra.Command {
 			if err != nil {
 				return kubectletcd.Errorf(kubectletcd.ExitUsage, "%s not found: put etcdctl on PATH or pass --etcdctl: %v", binary, err)
 			}
-			return run(cmd, o, args[0], path, args[1:])
+			return o.OnCluster(func(cmd *cobra.Command, s *kubectletcd.Session, etcdctlArgs []string) error {
+				return run(cmd, s, path, etcdctlArgs)
+			})(cmd, args)
 		},
 	}
 	cmd.Flags().StringVar(&binary, "etcdctl", "etcdctl", "the etcdctl binary to run")
 	return cmd
 }
 
-func run(cmd *cobra.Command, o *kubectletcd.Options, cluster, path string, args []string) error {
+func run(cmd *cobra.Command, s *kubectletcd.Session, path string, args []string) error {
 	ctx := cmd.Context()
-	s, err := o.Open(ctx, cluster)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
 	dir, err := os.MkdirTemp("", "kubectl-etcd-")
 	if err != nil {
 		return err
@@ -67,7 +64,7 @@ func run(cmd *cobra.Command, o *kubectletcd.Options, cluster, path string, args 
 		endpoints = append(endpoints, ep)
 	}
 	c := exec.CommandContext(ctx, path, args...)
-	c.Stdin, c.Stdout, c.Stderr = o.In, o.Out, o.ErrOut
+	c.Stdin, c.Stdout, c.Stderr = s.In, s.Out, s.ErrOut
 	c.Env = append(os.Environ(), Env(files, endpoints)...)
 	err = c.Run()
 	var exit *exec.ExitError

@@ -12,10 +12,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/kubectletcd"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
-
-const probeTimeout = 5 * time.Second
 
 // live is a registered member and what it answered.
 type live struct {
@@ -24,24 +21,23 @@ type live struct {
 }
 
 // healthy probes every registered member and refuses (ExitUnhealthy) unless each answers
-// without errors and all agree on one leader: a disruptive step starts only on a healthy cluster.
+// without errors but NOSPACE and all agree on one leader: a disruptive step starts only on a
+// healthy cluster.
 func healthy(ctx context.Context, s *kubectletcd.Session, conn etcdaccess.Conn) ([]live, error) {
 	var out []live
 	leader := uint64(0)
-	for _, m := range s.Registered() {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		st, err := conn.Status(pctx, resources.ClientURL(&m))
-		cancel()
+	for _, p := range s.Probe(ctx, conn) {
+		st := p.Status
 		switch {
-		case err != nil:
-			return nil, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "cluster %s is not healthy, nothing done: member %s does not answer: %v", s.Cluster.Name, m.Name, err)
+		case p.Err != nil:
+			return nil, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "cluster %s is not healthy, nothing done: member %s does not answer: %v", s.Cluster.Name, p.Member.Name, p.Err)
 		case len(serious(st.Errors)) > 0:
-			return nil, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "cluster %s is not healthy, nothing done: member %s reports %s", s.Cluster.Name, m.Name, serious(st.Errors)[0])
+			return nil, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "cluster %s is not healthy, nothing done: member %s reports %s", s.Cluster.Name, p.Member.Name, serious(st.Errors)[0])
 		case st.Leader == 0 || (leader != 0 && st.Leader != leader):
 			return nil, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "cluster %s is not healthy, nothing done: its members do not agree on a leader", s.Cluster.Name)
 		}
 		leader = st.Leader
-		out = append(out, live{member: m, status: st})
+		out = append(out, live{member: p.Member, status: st})
 	}
 	if len(out) == 0 {
 		return nil, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "cluster %s has no member registered in etcd", s.Cluster.Name)
@@ -71,17 +67,16 @@ func byID(ls []live, id uint64) (live, bool) {
 	return live{}, false
 }
 
-// waitAnswering waits until the member answers without errors again (after a defrag).
+// waitAnswering waits until the member answers again with a leader and no error but NOSPACE
+// (after a defrag: a member still over its quota keeps that alarm until it is disarmed).
 func waitAnswering(ctx context.Context, conn etcdaccess.Conn, m *v1alpha2.EtcdMember, timeout time.Duration) (etcd.EndpointStatus, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
-		st, err := conn.Status(pctx, resources.ClientURL(m))
-		pcancel()
-		if err == nil && len(st.Errors) == 0 && st.Leader != 0 {
+		st, err := kubectletcd.ProbeMember(ctx, conn, m)
+		if err == nil && len(serious(st.Errors)) == 0 && st.Leader != 0 {
 			return st, nil
 		}
 		select {

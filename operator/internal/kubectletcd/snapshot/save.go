@@ -14,7 +14,6 @@ import (
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/kubectletcd"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	snap "github.com/cozystack/etcd-operator/operator/internal/snapshot"
 )
 
@@ -118,7 +117,7 @@ func pickSource(ctx context.Context, s *kubectletcd.Session, name string) (*v1al
 		if err != nil {
 			return nil, etcd.EndpointStatus{}, err
 		}
-		st, err := conn.Status(ctx, resources.ClientURL(m))
+		st, err := kubectletcd.ProbeMember(ctx, conn, m)
 		if err != nil {
 			return nil, etcd.EndpointStatus{}, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "member %s does not answer: %v", name, err)
 		}
@@ -126,15 +125,15 @@ func pickSource(ctx context.Context, s *kubectletcd.Session, name string) (*v1al
 	}
 	var leader *v1alpha2.EtcdMember
 	var leaderStatus etcd.EndpointStatus
-	for _, m := range s.Registered() {
-		st, err := conn.Status(ctx, resources.ClientURL(&m))
-		if err != nil || len(st.Errors) > 0 || st.Leader == 0 || st.IsLearner {
+	for _, p := range s.Probe(ctx, conn) {
+		st := p.Status
+		if p.Err != nil || len(st.Errors) > 0 || st.Leader == 0 || st.IsLearner {
 			continue
 		}
 		if st.Leader != st.MemberID {
-			return &m, st, nil
+			return &p.Member, st, nil
 		}
-		leader, leaderStatus = &m, st
+		leader, leaderStatus = &p.Member, st
 	}
 	if leader == nil {
 		return nil, etcd.EndpointStatus{}, kubectletcd.Errorf(kubectletcd.ExitUnhealthy, "no healthy voting member of cluster %s answers", s.Cluster.Name)

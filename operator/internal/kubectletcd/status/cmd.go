@@ -10,11 +10,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/kubectletcd"
-	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
-
-// probeTimeout bounds one member's answer: a member that does not answer is reported, not waited for.
-const probeTimeout = 5 * time.Second
 
 // NewCmd is `kubectl etcd status CLUSTER`.
 func NewCmd(o *kubectletcd.Options) *cobra.Command {
@@ -39,14 +35,8 @@ func Collect(ctx context.Context, s *kubectletcd.Session) (Cluster, error) {
 	if err != nil {
 		return Cluster{}, err
 	}
-	var probes []Probe
-	for _, m := range s.Registered() {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		st, err := conn.Status(pctx, resources.ClientURL(&m))
-		cancel()
-		probes = append(probes, Probe{Member: m, Status: st, Err: err})
-	}
-	actx, cancel := context.WithTimeout(ctx, probeTimeout)
+	probes := s.Probe(ctx, conn)
+	actx, cancel := context.WithTimeout(ctx, kubectletcd.ProbeTimeout)
 	defer cancel()
 	alarms, alarmsErr := conn.AlarmList(actx)
 	snaps := &v1alpha2.EtcdSnapshotList{}

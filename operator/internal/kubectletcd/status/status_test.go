@@ -36,7 +36,7 @@ func fixture() Cluster {
 		Status: v1alpha2.EtcdClusterStatus{ClusterID: "cdf818194e3a8c32", Conditions: []metav1.Condition{
 			{Type: v1alpha2.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "Healthy"}}}}
 	leader := uint64(0xa1)
-	probes := []Probe{
+	probes := []kubectletcd.MemberStatus{
 		{Member: etcdMember("demo-b", "00000000000000b2", true), Status: etcd.EndpointStatus{MemberID: 0xb2, Leader: leader, Version: "3.6.16",
 			DBSize: 20 << 20, DBSizeInUse: 5 << 20, RaftIndex: 1200, RaftAppliedIndex: 1200, Revision: 900}},
 		{Member: etcdMember("demo-a", "00000000000000a1", true), Status: etcd.EndpointStatus{MemberID: 0xa1, Leader: leader, Version: "3.6.16",
@@ -98,7 +98,7 @@ func TestStatusGolden(t *testing.T) {
 
 func TestStatusWithoutQuorum(t *testing.T) {
 	c := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}
-	v := Build(c, []Probe{{Member: etcdMember("demo-a", "", false), Err: errors.New("connection refused")}}, nil, errors.New("context deadline exceeded"), nil)
+	v := Build(c, []kubectletcd.MemberStatus{{Member: etcdMember("demo-a", "", false), Err: errors.New("connection refused")}}, nil, errors.New("context deadline exceeded"), nil)
 	var out bytes.Buffer
 	Table(&out, v, now)
 	for _, want := range []string{"Leader:\tnone", "Alarms:\tcontext deadline exceeded", "Available:\tUnknown", "Last backup:\tnone", "demo-a\t-\tunknown"} {

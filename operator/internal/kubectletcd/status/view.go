@@ -11,6 +11,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
+	"github.com/cozystack/etcd-operator/operator/internal/kubectletcd"
 )
 
 // Cluster is the status view (its JSON is -o json).
@@ -70,15 +71,8 @@ const (
 	RoleUnknown  = "unknown"
 )
 
-// Probe is what one member answered (Err when it did not).
-type Probe struct {
-	Member v1alpha2.EtcdMember
-	Status etcd.EndpointStatus
-	Err    error
-}
-
 // Build puts the view together from the objects and the probes; it is pure.
-func Build(c *v1alpha2.EtcdCluster, probes []Probe, alarms []etcd.Alarm, alarmsErr error, snaps []v1alpha2.EtcdSnapshot) Cluster {
+func Build(c *v1alpha2.EtcdCluster, probes []kubectletcd.MemberStatus, alarms []etcd.Alarm, alarmsErr error, snaps []v1alpha2.EtcdSnapshot) Cluster {
 	out := Cluster{Name: c.Name, Namespace: c.Namespace, Version: c.Spec.Version, ClusterID: c.Status.ClusterID,
 		Available: "Unknown", Members: []Member{}, Alarms: []Alarm{}}
 	if cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha2.ConditionAvailable); cond != nil {
@@ -107,7 +101,7 @@ func Build(c *v1alpha2.EtcdCluster, probes []Probe, alarms []etcd.Alarm, alarmsE
 	return out
 }
 
-func member(p Probe) Member {
+func member(p kubectletcd.MemberStatus) Member {
 	m := Member{Name: p.Member.Name, Pod: p.Member.Status.PodName, ID: p.Member.Status.MemberID, Role: RoleUnknown}
 	if p.Err != nil {
 		m.Error = p.Err.Error()
