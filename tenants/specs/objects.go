@@ -99,10 +99,11 @@ func DataStore(n Names) *kamaji.DataStore {
 		return kamaji.ContentRef{SecretReference: &kamaji.SecretReference{Name: secret, Namespace: n.Namespace, KeyPath: key}}
 	}
 	caKey := ref(n.CA(), "tls.key")
+	// The tenant's cluster is this controller's own, never an adopted one: no layout.
 	ds := &kamaji.DataStore{TypeMeta: metav1.TypeMeta{APIVersion: kamaji.GroupVersion.String(), Kind: "DataStore"},
 		ObjectMeta: n.meta(n.DataStore, ""),
 		Spec: kamaji.DataStoreSpec{Driver: kamaji.DriverEtcd,
-			Endpoints: []string{v1alpha2.ClientServiceName(n.Cluster) + "." + n.Namespace + ".svc:2379"},
+			Endpoints: []string{v1alpha2.ClientServiceName(n.Cluster, nil) + "." + n.Namespace + ".svc:2379"},
 			TLSConfig: &kamaji.TLSConfig{
 				CertificateAuthority: kamaji.CertKeyPair{Certificate: ref(n.CA(), "tls.crt"), PrivateKey: &caKey},
 				ClientCertificate: &kamaji.ClientCertificate{Certificate: ref(n.ClientCertificate(), "tls.crt"),

@@ -80,6 +80,13 @@ const (
 	// AnnotationRestoring on an EtcdCluster names the EtcdRestore rolling it back; while it is
 	// set, the cluster controller changes nothing and member finalizers leave etcd alone.
 	AnnotationRestoring = LabelPrefix + "restoring"
+	// AnnotationAdopting on an EtcdCluster says etcd-migrate is adopting it from the legacy
+	// operator (its value names the tool); while it is set the cluster and member controllers
+	// change nothing, so a half-adopted cluster is never acted on.
+	AnnotationAdopting = LabelPrefix + "adopting"
+	// AnnotationAdoptedFrom on an EtcdCluster records what it was adopted from:
+	// "<apiVersion>/<kind>/<namespace>/<name>/<uid>" of the legacy object.
+	AnnotationAdoptedFrom = LabelPrefix + "adopted-from"
 	// SnapshotArtifactFinalizer makes the deletion of an EtcdSnapshot with deletionPolicy
 	// Delete wait until its artifact is deleted.
 	SnapshotArtifactFinalizer = LabelPrefix + "artifact-cleanup"
@@ -368,7 +375,7 @@ const (
 	MsgMediumImmutable          = "spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"
 	MsgSizeNoShrink             = "spec.storage.size cannot be shrunk"
 	MsgTLSClientImmutable       = "spec.tls.client can be added to a running cluster (its members are restarted one at a time into TLS) but not removed or changed; delete and recreate to remove or change it. spec.tls.certificateTemplate may be changed"
-	MsgTLSPeerImmutable         = "spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
+	MsgTLSPeerImmutable         = "spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS, or moving peers from autoTLS to certificates, on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
 	MsgIssuerKind               = "issuerRef.kind must be Issuer or ClusterIssuer for cert-manager.io issuers; set issuerRef.group to name an external issuer of another kind"
 	MsgRenewBeforeDuration      = "spec.tls.certificateTemplate.renewBefore must be shorter than duration"
 	MsgPrivateKeySize           = "spec.tls.certificateTemplate.privateKey.size must be 2048-8192 for RSA, 256, 384 or 521 for ECDSA, and unset for Ed25519"
@@ -382,7 +389,10 @@ const (
 	MsgRestoreMemory            = "spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
 	MsgClientTLSSource          = "exactly one of spec.tls.client.serverSecretRef or spec.tls.client.certManager must be set"
 	MsgClientTLSOperatorSecret  = "spec.tls.client.operatorClientSecretRef cannot be combined with certManager; use certManager.operatorClientIssuerRef"
-	MsgPeerTLSSource            = "exactly one of spec.tls.peer.secretRef or spec.tls.peer.certManager must be set"
+	MsgPeerTLSSource            = "exactly one of spec.tls.peer.secretRef, spec.tls.peer.certManager or spec.tls.peer.autoTLS must be set"
+	MsgLayoutImmutable          = "spec.layout cannot be added, removed or changed: member Pods, peer URLs and clients are tied to the names it gives (etcd-migrate sets it when it adopts a cluster)"
+	MsgLayoutServices           = "spec.layout.headlessServiceName and spec.layout.clientServiceName are set together and must differ"
+	MsgLayoutSubPath            = "spec.layout.dataDirSubPath must be one relative path segment (letters, digits, '.', '_', '-'), not '.' or '..'"
 	MsgSnapshotLocation         = "exactly one of destination.s3 or destination.pvc must be set"
 	MsgRestoreSource            = "exactly one of source.s3, source.pvc or source.snapshotRef must be set"
 	MsgSnapshotSpecImmutable    = "spec of an EtcdSnapshot is immutable; create a new EtcdSnapshot instead"

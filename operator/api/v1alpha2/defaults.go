@@ -6,3 +6,7 @@ func (c *EtcdCluster) PodDisruptionBudgetEnabled() bool {
 	p := c.Spec.PodDisruptionBudget
 	return p == nil || p.Enabled == nil || *p.Enabled
 }
+
+// Adopting reports whether etcd-migrate is still adopting the cluster (AnnotationAdopting):
+// until it hands the cluster over, the operator leaves it and its members alone.
+func (c *EtcdCluster) Adopting() bool { return c.Annotations[AnnotationAdopting] != "" }

@@ -10,7 +10,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(has(self.replicas) && self.replicas == 0 && has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
 // +kubebuilder:validation:XValidation:rule="!(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory') || quantity(string(self.storage.size)).isGreaterThan(quantity('0'))",message="spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
 // +kubebuilder:validation:XValidation:rule="!(has(oldSelf.tls) && has(oldSelf.tls.client)) || (has(self.tls) && has(self.tls.client) && self.tls.client == oldSelf.tls.client)",message="spec.tls.client can be added to a running cluster (its members are restarted one at a time into TLS) but not removed or changed; delete and recreate to remove or change it. spec.tls.certificateTemplate may be changed"
-// +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.peer)) == (has(oldSelf.tls) && has(oldSelf.tls.peer)) && (!has(self.tls) || !has(self.tls.peer) || self.tls.peer == oldSelf.tls.peer)",message="spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
+// +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.peer)) == (has(oldSelf.tls) && has(oldSelf.tls.peer)) && (!has(self.tls) || !has(self.tls.peer) || self.tls.peer == oldSelf.tls.peer)",message="spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS, or moving peers from autoTLS to certificates, on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.storageClassName) == has(oldSelf.storage.storageClassName)",message="spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage.storageClassName) || !has(oldSelf.storage.storageClassName) || self.storage.storageClassName == oldSelf.storage.storageClassName",message="spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
 // +kubebuilder:validation:XValidation:rule="!(has(oldSelf.auth) && has(oldSelf.auth.enabled) && oldSelf.auth.enabled) || (has(self.auth) && has(self.auth.enabled) && self.auth.enabled)",message="spec.auth.enabled cannot be turned off once on: etcd keeps auth enabled in its data; delete and recreate the cluster to run without auth"
@@ -19,6 +19,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
 // +kubebuilder:validation:XValidation:rule="!has(self.bootstrap) || !has(oldSelf.bootstrap) || self.bootstrap == oldSelf.bootstrap",message="spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
 // +kubebuilder:validation:XValidation:rule="!(has(self.bootstrap) && has(self.bootstrap.restore)) || !(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
+// +kubebuilder:validation:XValidation:rule="has(self.layout) == has(oldSelf.layout) && (!has(self.layout) || self.layout == oldSelf.layout)",message="spec.layout cannot be added, removed or changed: member Pods, peer URLs and clients are tied to the names it gives (etcd-migrate sets it when it adopts a cluster)"
 type EtcdClusterSpec struct {
 	// Replicas is the number of etcd members. 0 pauses the cluster: the last member's Pod is
 	// deleted and its PVC and identity kept. An even number is accepted but tolerates no more
@@ -119,6 +120,35 @@ type EtcdClusterSpec struct {
 	// +kubebuilder:default=Wait
 	// +optional
 	QuorumLoss QuorumLossPolicy `json:"quorumLoss,omitempty"`
+
+	// Layout keeps the names and paths that the running Pods of a cluster adopted from the legacy
+	// etcd.aenix.io operator are tied to. etcd-migrate sets it; it cannot be changed. Addition.
+	// +optional
+	Layout *Layout `json:"layout,omitempty"`
+}
+
+// Layout names what a cluster adopted from another operator already uses: a Pod's DNS
+// subdomain is immutable, peer URLs are stored in etcd, clients and certificates name the
+// Services, and the data sits where it was written. Members added later use it too.
+// +kubebuilder:validation:XValidation:rule="has(self.headlessServiceName) == has(self.clientServiceName) && (!has(self.headlessServiceName) || self.headlessServiceName != self.clientServiceName)",message="spec.layout.headlessServiceName and spec.layout.clientServiceName are set together and must differ"
+type Layout struct {
+	// HeadlessServiceName is the Service that gives member Pods their DNS names (the Pods'
+	// subdomain, the host of every peer URL); default <cluster>.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	HeadlessServiceName string `json:"headlessServiceName,omitempty"`
+	// ClientServiceName is the Service applications connect to; default <cluster>-client.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	ClientServiceName string `json:"clientServiceName,omitempty"`
+	// DataDirSubPath is etcd's data directory inside each member's volume (the legacy operator's
+	// default.etcd); default the volume's root.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9._-]+$') && self != '.' && self != '..'",message="spec.layout.dataDirSubPath must be one relative path segment (letters, digits, '.', '_', '-'), not '.' or '..'"
+	// +optional
+	DataDirSubPath string `json:"dataDirSubPath,omitempty"`
 }
 
 // QuorumLossPolicy says how a cluster that lost a majority of its voters' data recovers.
@@ -175,13 +205,19 @@ type ClientCertManager struct {
 	OperatorClientIssuerRef *IssuerReference `json:"operatorClientIssuerRef,omitempty"`
 }
 
-// PeerTLS is the peer plane (port 2380), always mutual.
-// +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.certManager)",message="exactly one of spec.tls.peer.secretRef or spec.tls.peer.certManager must be set"
+// PeerTLS is the peer plane (port 2380): mutual TLS with certificates, or etcd's auto-TLS.
+// +kubebuilder:validation:XValidation:rule="[has(self.secretRef), has(self.certManager), has(self.autoTLS) && self.autoTLS].filter(x, x).size() == 1",message="exactly one of spec.tls.peer.secretRef, spec.tls.peer.certManager or spec.tls.peer.autoTLS must be set"
 type PeerTLS struct {
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 	// +optional
 	CertManager *PeerCertManager `json:"certManager,omitempty"`
+	// AutoTLS runs peers with etcd's --peer-auto-tls: traffic is encrypted with certificates
+	// each member makes for itself, and no side is verified. It is the legacy etcd.aenix.io
+	// operator's default, kept for the clusters etcd-migrate adopts; give new clusters
+	// certificates. Addition.
+	// +optional
+	AutoTLS bool `json:"autoTLS,omitempty"`
 }
 
 // PeerCertManager has the operator emit a cert-manager Certificate for the peer plane.

@@ -118,6 +118,10 @@ type EtcdMemberSpec struct {
 	// ImageRepository of the Pod's etcd image. Addition.
 	// +optional
 	ImageRepository string `json:"imageRepository,omitempty"`
+	// Layout is the cluster's spec.layout: the headless Service of the Pod's subdomain and the
+	// data directory inside the volume. Addition.
+	// +optional
+	Layout *Layout `json:"layout,omitempty"`
 }
 
 // EtcdMemberStatus is the observed state of one member.

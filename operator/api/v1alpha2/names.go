@@ -11,11 +11,23 @@ import (
 // the tenant controller) refer to them. The Secret and Certificate names are the public
 // operator's, so TLS material carries over on migration.
 
-// HeadlessServiceName is the Service that gives each member Pod its DNS name.
-func HeadlessServiceName(cluster string) string { return cluster }
+// HeadlessServiceName is the Service that gives each member Pod its DNS name: <cluster>, or
+// the name an adopted cluster's layout keeps.
+func HeadlessServiceName(cluster string, l *Layout) string {
+	if l != nil && l.HeadlessServiceName != "" {
+		return l.HeadlessServiceName
+	}
+	return cluster
+}
 
-// ClientServiceName is the Service applications connect to.
-func ClientServiceName(cluster string) string { return cluster + "-client" }
+// ClientServiceName is the Service applications connect to: <cluster>-client, or the name an
+// adopted cluster's layout keeps.
+func ClientServiceName(cluster string, l *Layout) string {
+	if l != nil && l.ClientServiceName != "" {
+		return l.ClientServiceName
+	}
+	return cluster + "-client"
+}
 
 // PDBName is the cluster's PodDisruptionBudget.
 func PDBName(cluster string) string { return cluster }
@@ -24,15 +36,20 @@ func PDBName(cluster string) string { return cluster }
 func PVCName(member string) string { return "data-" + member }
 
 // MemberHost is a member's stable DNS name through the headless Service.
-func MemberHost(member, cluster, namespace string) string {
-	return fmt.Sprintf("%s.%s.%s.svc", member, HeadlessServiceName(cluster), namespace)
+func MemberHost(member, headless, namespace string) string {
+	return fmt.Sprintf("%s.%s.%s.svc", member, headless, namespace)
+}
+
+// MemberHostOf is MemberHost of a member object, through its cluster's headless Service.
+func MemberHostOf(m *EtcdMember) string {
+	return MemberHost(m.Name, HeadlessServiceName(m.Spec.ClusterName, m.Spec.Layout), m.Namespace)
 }
 
 // MemberFQDN is a member's DNS name with the cluster domain. The kubelet writes this form into
 // the Pod's own /etc/hosts, so a starting etcd resolves its own peer URL at once instead of
 // waiting out the cluster DNS's negative cache of a name looked up before the Pod existed.
-func MemberFQDN(member, cluster, namespace, domain string) string {
-	return MemberHost(member, cluster, namespace) + "." + domain
+func MemberFQDN(m *EtcdMember, domain string) string {
+	return MemberHostOf(m) + "." + domain
 }
 
 // Certificates the operator emits for certManager planes, and the Secrets cert-manager fills.

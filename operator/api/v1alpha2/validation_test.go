@@ -134,6 +134,15 @@ func TestCreateRejections(t *testing.T) {
 			}}
 		}, v1.MsgClientTLSOperatorSecret},
 		{"peer tls without source", func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{}} }, v1.MsgPeerTLSSource},
+		{"peer autoTLS beside a secret", func(s *v1.EtcdClusterSpec) {
+			s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{AutoTLS: true, SecretRef: &corev1.LocalObjectReference{Name: "peer"}}}
+		}, v1.MsgPeerTLSSource},
+		{"layout with one Service name", func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{HeadlessServiceName: "kv-headless"} }, v1.MsgLayoutServices},
+		{"layout with one Service for both", func(s *v1.EtcdClusterSpec) {
+			s.Layout = &v1.Layout{HeadlessServiceName: "kv", ClientServiceName: "kv"}
+		}, v1.MsgLayoutServices},
+		{"layout data dir climbing out", func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{DataDirSubPath: ".."} }, v1.MsgLayoutSubPath},
+		{"layout data dir nested", func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{DataDirSubPath: "a/b"} }, v1.MsgLayoutSubPath},
 		{"restore with memory", func(s *v1.EtcdClusterSpec) {
 			memory(s)
 			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
@@ -195,6 +204,9 @@ func TestAcceptedAdditions(t *testing.T) {
 		s.PriorityClassName = "system-cluster-critical"
 		s.NodeSelector = map[string]string{"disk": "ssd"}
 		s.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+		// What etcd-migrate writes for a cluster of the legacy operator.
+		s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{AutoTLS: true}}
+		s.Layout = &v1.Layout{HeadlessServiceName: "additions-headless", ClientServiceName: "additions", DataDirSubPath: "default.etcd"}
 	})
 	if err := env.Client.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
@@ -238,6 +250,13 @@ func TestUpdateRejections(t *testing.T) {
 		{"auth without client tls", nil, authOnly("root"), v1.MsgAuthRequiresClientTLS},
 		{"auth turned off", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth.Enabled = false }, v1.MsgAuthNoDisable},
 		{"auth removed", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth = nil }, v1.MsgAuthNoDisable},
+		{"peer autoTLS to certificates", func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{AutoTLS: true}} },
+			func(s *v1.EtcdClusterSpec) { s.TLS.Peer = peerIssuer(v1.IssuerReference{Name: "ca"}).Peer }, v1.MsgTLSPeerImmutable},
+		{"layout added", nil, func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{DataDirSubPath: "default.etcd"} }, v1.MsgLayoutImmutable},
+		{"layout removed", func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{DataDirSubPath: "default.etcd"} },
+			func(s *v1.EtcdClusterSpec) { s.Layout = nil }, v1.MsgLayoutImmutable},
+		{"layout renamed", func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{HeadlessServiceName: "a", ClientServiceName: "b"} },
+			func(s *v1.EtcdClusterSpec) { s.Layout.ClientServiceName = "c" }, v1.MsgLayoutImmutable},
 		{"bootstrap added", nil, func(s *v1.EtcdClusterSpec) {
 			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"}}}}

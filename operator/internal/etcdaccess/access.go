@@ -214,5 +214,5 @@ func (a *Access) CommittedIndex(ctx context.Context, m *v1alpha2.EtcdMember) (ui
 	if a.metricsDial == nil {
 		return 0, errors.New("no dialer for the members' metrics")
 	}
-	return committedIndex(ctx, a.metricsDial, fmt.Sprintf("http://%s:%d/metrics", v1alpha2.MemberHost(m.Name, m.Spec.ClusterName, m.Namespace), v1alpha2.MetricsPort))
+	return committedIndex(ctx, a.metricsDial, fmt.Sprintf("http://%s:%d/metrics", v1alpha2.MemberHostOf(m), v1alpha2.MetricsPort))
 }

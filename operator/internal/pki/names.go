@@ -41,7 +41,12 @@ func (n Names) IPStrings() []string {
 // cluster's Services live under.
 type ClusterRef struct {
 	Name, Namespace, ClusterDomain string
+	// Layout is the cluster's spec.layout (the Service names of an adopted cluster).
+	Layout *v1alpha2.Layout
 }
+
+func (r ClusterRef) headless() string { return v1alpha2.HeadlessServiceName(r.Name, r.Layout) }
+func (r ClusterRef) client() string   { return v1alpha2.ClientServiceName(r.Name, r.Layout) }
 
 func (r ClusterRef) domain() string {
 	if r.ClusterDomain == "" {
@@ -66,7 +71,7 @@ func (r ClusterRef) serviceForms(svc string) []string {
 // covering the cluster as it is healed and scaled. The FQDN form is needed because peers
 // verify each other by the name a reverse lookup returns, which carries the cluster domain.
 func (r ClusterRef) memberWildcards() []string {
-	h := v1alpha2.HeadlessServiceName(r.Name)
+	h := r.headless()
 	return []string{
 		fmt.Sprintf("*.%s.%s.svc", h, r.Namespace),
 		fmt.Sprintf("*.%s.%s.svc.%s", h, r.Namespace, r.domain()),
@@ -77,8 +82,8 @@ func (r ClusterRef) memberWildcards() []string {
 // headless Service, both Services in every form, and loopback.
 func ServerNames(r ClusterRef) Names {
 	dns := r.memberWildcards()
-	dns = append(dns, r.serviceForms(v1alpha2.HeadlessServiceName(r.Name))...)
-	dns = append(dns, r.serviceForms(v1alpha2.ClientServiceName(r.Name))...)
+	dns = append(dns, r.serviceForms(r.headless())...)
+	dns = append(dns, r.serviceForms(r.client())...)
 	dns = append(dns, LocalhostName)
 	return Names{DNS: dedupe(dns), IPs: []net.IP{LoopbackIP}}
 }
@@ -96,8 +101,8 @@ func PeerNames(r ClusterRef) Names { return ServerNames(r) }
 // covers the member about to start.
 func MemberServerNames(r ClusterRef, member string) Names {
 	dns := r.memberHostForms(member)
-	dns = append(dns, r.serviceForms(v1alpha2.HeadlessServiceName(r.Name))...)
-	dns = append(dns, r.serviceForms(v1alpha2.ClientServiceName(r.Name))...)
+	dns = append(dns, r.serviceForms(r.headless())...)
+	dns = append(dns, r.serviceForms(r.client())...)
 	dns = append(dns, LocalhostName)
 	return Names{DNS: dedupe(dns), IPs: []net.IP{LoopbackIP}}
 }
@@ -109,7 +114,7 @@ func MemberPeerNames(r ClusterRef, member string) Names {
 }
 
 func (r ClusterRef) memberHostForms(member string) []string {
-	host := v1alpha2.MemberHost(member, r.Name, r.Namespace)
+	host := v1alpha2.MemberHost(member, r.headless(), r.Namespace)
 	return []string{host, host + "." + r.domain()}
 }
 

@@ -184,7 +184,7 @@ func certificate(c *v1alpha2.EtcdCluster, name, secret string, issuer IssuerRef,
 }
 
 func clusterRef(c *v1alpha2.EtcdCluster, clusterDomain string) pki.ClusterRef {
-	return pki.ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: clusterDomain}
+	return pki.ClusterRef{Name: c.Name, Namespace: c.Namespace, ClusterDomain: clusterDomain, Layout: c.Spec.Layout}
 }
 
 func authEnabled(c *v1alpha2.EtcdCluster) bool { return c.Spec.Auth != nil && c.Spec.Auth.Enabled }

@@ -43,6 +43,7 @@ func ApplyTemplate(c *v1alpha2.EtcdCluster, spec *v1alpha2.EtcdMemberSpec, in Te
 	spec.Options, spec.ImagePullSecrets, spec.TLS = s.Options, s.ImagePullSecrets, memberTLS(c, in)
 	spec.NodeSelector, spec.Tolerations = s.NodeSelector, s.Tolerations
 	spec.PriorityClassName, spec.ImageRepository = s.PriorityClassName, s.ImageRepository
+	spec.Layout = s.Layout
 }
 
 // memberTLS passes what a member's Pod mounts: the operator's active copies of the cluster's
@@ -65,6 +66,7 @@ func memberTLS(c *v1alpha2.EtcdCluster, in TemplateInputs) *v1alpha2.MemberTLS {
 		out.PeerSecretRef = &corev1.LocalObjectReference{Name: v1alpha2.ActivePeerSecretName(c.Name)}
 		out.TrustBundle = in.TrustBundle
 	}
+	out.PeerAutoTLS = c.Spec.TLS.Peer != nil && c.Spec.TLS.Peer.AutoTLS
 	return out
 }
 

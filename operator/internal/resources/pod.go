@@ -16,7 +16,7 @@ import (
 )
 
 const (
-	// DataDir is where the data volume is mounted and etcd keeps its data.
+	// DataDir is where the data volume is mounted; etcd keeps its data there (MemberDataDir).
 	DataDir      = "/var/lib/etcd"
 	clientTLSDir = "/etc/etcd/tls/client"
 	peerTLSDir   = "/etc/etcd/tls/peer"
@@ -87,7 +87,7 @@ func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
 			Hostname:                      m.Name,
-			Subdomain:                     v1alpha2.HeadlessServiceName(m.Spec.ClusterName),
+			Subdomain:                     v1alpha2.HeadlessServiceName(m.Spec.ClusterName, m.Spec.Layout),
 			AutomountServiceAccountToken:  ptr.To(false),
 			EnableServiceLinks:            ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](terminationGracePeriod),
@@ -145,7 +145,7 @@ func EtcdFlags(m *v1alpha2.EtcdMember) []string {
 	ps := peerScheme(m.Spec.TLS)
 	flags := []string{
 		"--name=" + m.Name,
-		"--data-dir=" + DataDir,
+		"--data-dir=" + MemberDataDir(m),
 		fmt.Sprintf("--listen-peer-urls=%s://0.0.0.0:%d", ps, v1alpha2.PeerPort),
 		"--listen-client-urls=" + listenClientURLs(m.Spec.TLS),
 		"--advertise-client-urls=" + ClientURL(m),
@@ -356,4 +356,13 @@ func volumeMounts(m *v1alpha2.EtcdMember) []corev1.VolumeMount {
 		mounts = append(mounts, corev1.VolumeMount{Name: TrustVolume, MountPath: trustDir, ReadOnly: true})
 	}
 	return mounts
+}
+
+// MemberDataDir is etcd's --data-dir: the volume's root, or the sub-directory an adopted
+// cluster's data was written to.
+func MemberDataDir(m *v1alpha2.EtcdMember) string {
+	if l := m.Spec.Layout; l != nil && l.DataDirSubPath != "" {
+		return DataDir + "/" + l.DataDirSubPath
+	}
+	return DataDir
 }

@@ -315,3 +315,36 @@ func TestMemberURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptedLayout: a member of a cluster adopted from the legacy operator keeps the names and
+// paths its running Pods use, and so do members added to it later.
+func TestAdoptedLayout(t *testing.T) {
+	c := testCluster()
+	c.Spec.TLS = &v1alpha2.TLSSpec{Peer: &v1alpha2.PeerTLS{AutoTLS: true}}
+	c.Spec.Layout = &v1alpha2.Layout{HeadlessServiceName: "etcd-headless", ClientServiceName: "etcd", DataDirSubPath: "default.etcd"}
+	if got := HeadlessService(c).Name; got != "etcd-headless" {
+		t.Errorf("headless Service %s", got)
+	}
+	if got := ClientService(c).Name; got != "etcd" {
+		t.Errorf("client Service %s", got)
+	}
+	m := NewMember(c, "etcd-tenant", false, nil, TemplateInputs{})
+	m.Name, m.Namespace, m.Spec.InitialCluster = "etcd-abcde", "tenant", ""
+	if got, want := PeerURL(m), "https://etcd-abcde.etcd-headless.tenant.svc:2380"; got != want {
+		t.Errorf("PeerURL = %s, want %s", got, want)
+	}
+	if got, want := NewPeerURL(m, "cluster.local"), "https://etcd-abcde.etcd-headless.tenant.svc.cluster.local:2380"; got != want {
+		t.Errorf("NewPeerURL = %s, want %s", got, want)
+	}
+	m.Spec.InitialCluster = "etcd-abcde=" + PeerURL(m)
+	pod := Pod(m, PodOptions{})
+	if pod.Spec.Subdomain != "etcd-headless" {
+		t.Errorf("subdomain %s", pod.Spec.Subdomain)
+	}
+	flags := pod.Spec.Containers[0].Command
+	for _, want := range []string{"--data-dir=/var/lib/etcd/default.etcd", "--peer-auto-tls", "--listen-peer-urls=https://0.0.0.0:2380"} {
+		if !slices.Contains(flags, want) {
+			t.Errorf("flags %v lack %s", flags, want)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func restoreInitContainers(m *v1alpha2.EtcdMember, opts PodOptions) []corev1.Con
 func restoreEnv(m *v1alpha2.EtcdMember) []corev1.EnvVar {
 	r := m.Spec.Restore
 	env := []corev1.EnvVar{
-		{Name: snapshot.EnvDataDir, Value: DataDir},
+		{Name: snapshot.EnvDataDir, Value: MemberDataDir(m)},
 		{Name: snapshot.EnvEtcdName, Value: m.Name},
 		{Name: snapshot.EnvEtcdInitialCluster, Value: m.Spec.InitialCluster},
 		{Name: snapshot.EnvEtcdInitialClusterToken, Value: m.Spec.ClusterToken},

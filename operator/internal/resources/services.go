@@ -17,7 +17,7 @@ func servicePort(name string, port int32) corev1.ServicePort {
 // HeadlessService gives every member Pod, ready or not, a DNS name for peers and the operator.
 func HeadlessService(c *v1alpha2.EtcdCluster) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: ClusterObjectMeta(c, v1alpha2.HeadlessServiceName(c.Name), ""),
+		ObjectMeta: ClusterObjectMeta(c, v1alpha2.HeadlessServiceName(c.Name, c.Spec.Layout), ""),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
@@ -30,7 +30,7 @@ func HeadlessService(c *v1alpha2.EtcdCluster) *corev1.Service {
 // ClientService is the application endpoint on 2379.
 func ClientService(c *v1alpha2.EtcdCluster) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: ClusterObjectMeta(c, v1alpha2.ClientServiceName(c.Name), ""),
+		ObjectMeta: ClusterObjectMeta(c, v1alpha2.ClientServiceName(c.Name, c.Spec.Layout), ""),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: ClusterSelector(c.Name),

@@ -11,7 +11,7 @@ import (
 // NewPeerURL is the peer URL a member is registered with in etcd (MemberAddAsLearner, or the
 // seed's initial cluster); every later use reads it back from spec.initialCluster.
 func NewPeerURL(m *v1alpha2.EtcdMember, domain string) string {
-	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), v1alpha2.MemberFQDN(m.Name, m.Spec.ClusterName, m.Namespace, domain), v1alpha2.PeerPort)
+	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), v1alpha2.MemberFQDN(m, domain), v1alpha2.PeerPort)
 }
 
 // PeerURL is the URL a member advertises to its peers: the one it was registered with (its
@@ -23,12 +23,12 @@ func PeerURL(m *v1alpha2.EtcdMember) string {
 			return u
 		}
 	}
-	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), v1alpha2.MemberHost(m.Name, m.Spec.ClusterName, m.Namespace), v1alpha2.PeerPort)
+	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), v1alpha2.MemberHostOf(m), v1alpha2.PeerPort)
 }
 
 // ClientURL is the URL a member advertises to clients: its peer URL's host on the client port.
 func ClientURL(m *v1alpha2.EtcdMember) string {
-	host := v1alpha2.MemberHost(m.Name, m.Spec.ClusterName, m.Namespace)
+	host := v1alpha2.MemberHostOf(m)
 	if u, err := url.Parse(PeerURL(m)); err == nil && u.Hostname() != "" {
 		host = u.Hostname()
 	}
@@ -41,7 +41,7 @@ func IsMemberPeerURL(m *v1alpha2.EtcdMember, u string) bool {
 	if err != nil {
 		return false
 	}
-	short := v1alpha2.MemberHost(m.Name, m.Spec.ClusterName, m.Namespace)
+	short := v1alpha2.MemberHostOf(m)
 	return parsed.Hostname() == short || strings.HasPrefix(parsed.Hostname(), short+".")
 }
 

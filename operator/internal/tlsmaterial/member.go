@@ -18,7 +18,7 @@ func MemberRequirements(m *v1alpha2.EtcdMember, clusterDomain string) (server, p
 	if t == nil {
 		return
 	}
-	ref := pki.ClusterRef{Name: m.Spec.ClusterName, Namespace: m.Namespace, ClusterDomain: clusterDomain}
+	ref := pki.ClusterRef{Name: m.Spec.ClusterName, Namespace: m.Namespace, ClusterDomain: clusterDomain, Layout: m.Spec.Layout}
 	if t.ClientServerSecretRef != nil {
 		usages := []pki.Usage{pki.UsageServerAuth}
 		if t.ClientMTLS {

@@ -150,6 +150,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.forget(req.NamespacedName)
 		return reconcile.Result{}, nil // owner references cascade; member finalizers skip etcd
 	}
+	if c.Adopting() {
+		return reconcile.Result{}, nil // etcd-migrate hands the cluster over by removing the annotation
+	}
 	if holder := c.Annotations[v1alpha2.AnnotationRestoring]; holder != "" {
 		if standing, err := r.standAside(ctx, c, holder); err != nil || standing {
 			// Nothing wakes a cluster whose holder was deleted: look again now and then.

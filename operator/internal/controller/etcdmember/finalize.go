@@ -27,8 +27,9 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha2.EtcdMember) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	// A cluster being rolled back is replaced whole: its etcd is left as it is.
-	if cluster != nil && cluster.Annotations[v1alpha2.AnnotationRestoring] == "" {
+	// A cluster being rolled back is replaced whole, and one being adopted is not the
+	// operator's yet: etcd is left as it is.
+	if cluster != nil && cluster.Annotations[v1alpha2.AnnotationRestoring] == "" && !cluster.Adopting() {
 		done, err := r.removeFromEtcd(ctx, m, cluster)
 		if err != nil && etcd.IsRetryable(err) {
 			d := r.retries().Next(string(m.UID))

@@ -100,6 +100,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || cluster == nil {
 		return reconcile.Result{}, err // gone: garbage collection removes the member
 	}
+	if cluster.Adopting() || m.Annotations[v1alpha2.AnnotationAdopting] != "" {
+		return reconcile.Result{}, nil // etcd-migrate hands the member over by removing the annotations
+	}
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){
 		r.loadPod, r.buildDesiredPod, r.park, r.ensurePVC, r.checkTLS, r.checkRestore, r.waitForRegistration, r.replaceDeadPod,

@@ -78,7 +78,7 @@ func everyObject(t *testing.T, ns, cluster string, pred func(client.Object) bool
 		}
 		objs = append(objs, pvc)
 	}
-	for _, name := range []string{cluster, v1alpha2.ClientServiceName(cluster)} {
+	for _, name := range []string{cluster, v1alpha2.ClientServiceName(cluster, nil)} {
 		svc := &corev1.Service{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
 			return false

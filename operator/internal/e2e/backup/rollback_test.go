@@ -43,7 +43,7 @@ func (e *env) testRollback(t *testing.T) {
 	}
 	e.refusedRollback(t, tc.name)
 	svc := &corev1.Service{}
-	if err := e.c.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: v1alpha2.ClientServiceName(tc.name)}, svc); err != nil {
+	if err := e.c.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: v1alpha2.ClientServiceName(tc.name, nil)}, svc); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -312,7 +312,7 @@ type probeStats struct {
 func startProbe(t *testing.T, c *framework.Cluster, ns, name string) *probe {
 	t.Helper()
 	// Its own client, so its own connection to whichever member the Service picks.
-	cli, err := clientv3.New(e2eutil.ClientConfig(c, "http://"+v1alpha2.ClientServiceName(name)+"."+ns+".svc:2379"))
+	cli, err := clientv3.New(e2eutil.ClientConfig(c, "http://"+v1alpha2.ClientServiceName(name, nil)+"."+ns+".svc:2379"))
 	if err != nil {
 		t.Fatal(err)
 	}

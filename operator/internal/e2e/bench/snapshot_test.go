@@ -152,7 +152,7 @@ func etcdctlSave(t *testing.T, c *framework.Cluster, ns, name string) (time.Dura
 	t.Helper()
 	ctx := context.Background()
 	script := fmt.Sprintf(`s=$(date +%%s%%N); etcdctl --endpoints=http://%s.%s.svc:2379 snapshot save /out/s.db >/dev/null || exit 1; `+
-		`e=$(date +%%s%%N); echo "$((e-s)) $(stat -c %%s /out/s.db)" > /dev/termination-log`, v1alpha2.ClientServiceName(name), ns)
+		`e=$(date +%%s%%N); echo "$((e-s)) $(stat -c %%s /out/s.db)" > /dev/termination-log`, v1alpha2.ClientServiceName(name, nil), ns)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "etcdctl-save", Namespace: ns}, Spec: corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers: []corev1.Container{{Name: "save", Image: "quay.io/coreos/etcd:v" + e2eutil.EtcdVersion(),

@@ -92,7 +92,7 @@ func TLSMembersClient(t testing.TB, c *framework.Cluster, ns, name string, cfg *
 // while it is built, so a refused password is the returned error.
 func TLSEtcdClientAs(t testing.TB, c *framework.Cluster, ns, name string, cfg *tls.Config, user, password string) (*clientv3.Client, error) {
 	t.Helper()
-	return tlsClient(t, c, []string{"https://" + v1alpha2.ClientServiceName(name) + "." + ns + ".svc:2379"}, cfg, user, password)
+	return tlsClient(t, c, []string{"https://" + v1alpha2.ClientServiceName(name, nil) + "." + ns + ".svc:2379"}, cfg, user, password)
 }
 
 // TLSMemberClientAs talks to one member only (its own client URL), logged in as user.
