@@ -93,7 +93,7 @@ test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and 
 # suites under operator/internal/e2e/ (the table in docs/development.md says what each proves).
 E2E_PACKAGES := ./e2e/... ./operator/internal/e2e/...
 # The binaries the local cluster and the e2e suites run (built by `make build`).
-E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager LC_PLUGIN_BIN=$(CURDIR)/bin/kubectl-etcd
+E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager LC_PLUGIN_BIN=$(CURDIR)/bin/kubectl-etcd LC_MIGRATE_BIN=$(CURDIR)/bin/etcd-migrate
 
 .PHONY: test-e2e
 test-e2e: tools build ## End-to-end tests on the local cluster (needs root).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates, from Go types, the third-party CRDs that envtest needs and that no Go module ships as
 # YAML: Kamaji's (our own minimal types in tenants/api/kamaji), VictoriaMetrics' VMServiceScrape (our own
-# types in internal/fixtureapi/victoriametrics; its module is not on the proxy), Flux's helm-controller and
+# types in internal/fixtureapi/victoriametrics; its module is not on the proxy), the legacy etcd.aenix.io
+# EtcdCluster (our own types in operator/internal/migrate/legacy), Flux's helm-controller and
 # source-controller (their api modules hold only Go), and prometheus-operator's scrape kinds (its api
 # module holds only Go; the CRD YAML lives in the root module, too heavy to require). cert-manager and
 # VPA ship their CRD YAML in their modules, which tests read from the module cache instead.
@@ -26,6 +27,7 @@ gen() { # NAME OPTIONS PATHS...: regenerate $OUT/NAME from scratch so removed ki
 
 gen kamaji crd ./tenants/api/kamaji/...
 gen victoriametrics crd:maxDescLen=0 ./internal/fixtureapi/victoriametrics/...
+gen legacy crd:maxDescLen=0 ./operator/internal/migrate/legacy/...
 gen flux crd:maxDescLen=0 github.com/fluxcd/helm-controller/api/v2 github.com/fluxcd/source-controller/api/v1
 
 # prometheus-operator's v1 package also holds Prometheus, Alertmanager and ThanosRuler (hundreds of

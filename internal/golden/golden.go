@@ -37,3 +37,25 @@ func Assert(t testing.TB, name string, obj any) {
 		t.Errorf("%s differs from the golden file; diff it with -update and git diff:\n%s", path, got)
 	}
 }
+
+// AssertText compares text with testdata/<name> of the calling package (for rendered output
+// that is not an object: a plan, a table).
+func AssertText(t testing.TB, name, text string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once to create it)", err)
+	}
+	if text != string(want) {
+		t.Errorf("%s differs from the golden file; diff it with -update and git diff:\n%s", path, text)
+	}
+}

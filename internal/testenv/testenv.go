@@ -99,7 +99,7 @@ func SharedDir() (string, bool) {
 }
 
 // FixtureCRDDir is a folder of third-party CRDs generated for envtest by `make manifests`
-// (hack/fixture-crds.sh): "kamaji", "victoriametrics", "flux" or "monitoring". Pass it to Start.
+// (hack/fixture-crds.sh): "kamaji", "victoriametrics", "legacy", "flux" or "monitoring". Pass it to Start.
 func FixtureCRDDir(name string) string {
 	return filepath.Join(RepoRoot(), "internal", "testenv", "crds", name)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
+	"github.com/cozystack/etcd-operator/operator/internal/topology"
 )
 
 // Files is how a process without API access (an agent in a Pod) reaches a cluster: endpoints
@@ -54,4 +55,10 @@ func filesTLS(f Files) (*tls.Config, error) {
 		client = map[string][]byte{"tls.crt": cert, "tls.key": key}
 	}
 	return tlsmaterial.BuildClientConfig(map[string][]byte{"ca.crt": ca}, client)
+}
+
+// DialWith returns a standalone client of a cluster the operator has no objects for yet (a
+// legacy cluster etcd-migrate inspects), every connection through dial; close it when done.
+func DialWith(_ context.Context, endpoints []string, cfg *tls.Config, dial topology.DialFunc) (etcd.Client, error) {
+	return etcd.Dial(etcd.Target{Endpoints: endpoints, TLS: cfg}, dial)
 }

@@ -93,6 +93,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !m.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, m)
 	}
+	if m.Annotations[v1alpha2.AnnotationAdopting] != "" {
+		return reconcile.Result{}, nil // etcd-migrate hands the member over by removing the annotation
+	}
 	if added, err := r.ensureFinalizer(ctx, m); err != nil || added {
 		return reconcile.Result{}, err
 	}
@@ -100,8 +103,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || cluster == nil {
 		return reconcile.Result{}, err // gone: garbage collection removes the member
 	}
-	if cluster.Adopting() || m.Annotations[v1alpha2.AnnotationAdopting] != "" {
-		return reconcile.Result{}, nil // etcd-migrate hands the member over by removing the annotations
+	if cluster.Adopting() {
+		return reconcile.Result{}, nil
 	}
 	st := &memberState{member: m, cluster: cluster}
 	for _, step := range []func(context.Context, *memberState) (bool, error){

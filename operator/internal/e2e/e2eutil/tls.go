@@ -174,11 +174,17 @@ func WaitConvergedTLS(t testing.TB, c *framework.Cluster, ns, name string, n int
 func WaitConvergedWith(t testing.TB, c *framework.Cluster, ns, name string, n int, cli *clientv3.Client, timeout time.Duration) time.Duration {
 	t.Helper()
 	return WaitFor(t, timeout, fmt.Sprintf("cluster %s/%s converged at %d", ns, name, n), func() bool {
-		return convergedWith(t, c, ns, name, n, func() (*clientv3.MemberListResponse, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			return cli.MemberList(ctx)
-		})
+		return ConvergedWith(t, c, ns, name, n, cli)
+	})
+}
+
+// ConvergedWith is Converged reading etcd's member list through cli.
+func ConvergedWith(t testing.TB, c *framework.Cluster, ns, name string, n int, cli *clientv3.Client) bool {
+	t.Helper()
+	return convergedWith(t, c, ns, name, n, func() (*clientv3.MemberListResponse, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return cli.MemberList(ctx)
 	})
 }
 

@@ -90,6 +90,13 @@ func (w *Writer) Stop() (acked, failed int, lastErrs []string) {
 	return w.acked, w.failed, w.lastErrs
 }
 
+// Failed is how many attempts failed so far.
+func (w *Writer) Failed() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed
+}
+
 // Refused is how many failed attempts etcd refused because leadership was moving.
 func (w *Writer) Refused() int {
 	w.mu.Lock()
