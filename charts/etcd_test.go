@@ -55,6 +55,15 @@ vpa:
     - {containerName: "*", controlledResources: [memory], controlledValues: RequestsOnly}
 `},
 	{name: "datastore", values: `dataStore: {enabled: true}`},
+	{name: "adopted-auto-tls-peers", values: `
+tls: {mode: none, peerAutoTLS: true}
+layout: {headlessServiceName: etcd-headless, clientServiceName: etcd, dataDirSubPath: default.etcd}
+`},
+	{name: "adopted-pki-datastore", values: `
+dataStore: {enabled: true}
+tls: {peer: false, peerAutoTLS: true}
+layout: {headlessServiceName: etcd-headless, clientServiceName: etcd, dataDirSubPath: default.etcd}
+`},
 	{name: "datastore-leaves-by-operator", values: `{dataStore: {enabled: true, name: tenant-a-etcd, endpoints: ["etcd.example.com:2379"]}, tls: {pki: {leafCertificates: operator}}}`},
 	{name: "monitoring", values: `
 metrics:
@@ -142,6 +151,8 @@ var etcdRejects = []rejectCase{
 	{name: "tls mode", values: `tls: {mode: strict}`, wantErr: []string{"/tls/mode", "pki"}},
 	{name: "vpa mode", values: `vpa: {updateMode: Sometimes}`, wantErr: []string{"/vpa/updateMode", "InPlaceOrRecreate"}},
 	{name: "long cluster name", values: `clusterName: a-very-long-cluster-name-that-breaks-dns-labels`, wantErr: []string{"/clusterName", "maxLength"}},
+	{name: "peer auto-TLS beside peer TLS", values: `tls: {peerAutoTLS: true}`, wantErr: []string{"tls.peerAutoTLS excludes tls.peer"}},
+	{name: "layout half set", values: `layout: {headlessServiceName: etcd-headless}`, wantErr: []string{"layout.headlessServiceName and layout.clientServiceName are set together"}},
 	{name: "datastore without pki", values: `{dataStore: {enabled: true}, tls: {mode: issuers, issuers: {server: {name: x}}}}`, wantErr: []string{"dataStore.enabled needs tls.mode=pki"}},
 	{name: "auth without secret", values: `auth: {enabled: true}`, wantErr: []string{"auth.rootCredentialsSecretName"}},
 	{name: "auth over plaintext", values: `{auth: {enabled: true, rootCredentialsSecretName: r}, tls: {mode: none}}`, wantErr: []string{"auth.enabled needs TLS"}},

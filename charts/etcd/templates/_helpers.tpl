@@ -43,8 +43,22 @@ etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
 {{- end -}}
 
 {{- /* Fails early, with the value to change, where the API or a dependent object would fail later. */ -}}
+{{- /* The Services of the cluster: the operator's names, or an adopted cluster's (spec.layout). */ -}}
+{{- define "etcd.headlessService" -}}
+{{- .Values.layout.headlessServiceName | default (include "etcd.cluster" .) -}}
+{{- end -}}
+{{- define "etcd.clientService" -}}
+{{- .Values.layout.clientServiceName | default (printf "%s-client" (include "etcd.cluster" .)) -}}
+{{- end -}}
+
 {{- define "etcd.validate" -}}
 {{- $v := .Values }}
+{{- if and $v.tls.peerAutoTLS $v.tls.peer (ne $v.tls.mode "none") }}
+{{- fail "tls.peerAutoTLS excludes tls.peer: the peer plane runs either etcd's auto-TLS or certificates" }}
+{{- end }}
+{{- if ne (not $v.layout.headlessServiceName) (not $v.layout.clientServiceName) }}
+{{- fail "layout.headlessServiceName and layout.clientServiceName are set together (copy spec.layout of the adopted EtcdCluster)" }}
+{{- end }}
 {{- if gt (len (include "etcd.cluster" .)) 40 }}
 {{- fail (printf "the cluster name %q is longer than 40 characters; set clusterName" (include "etcd.cluster" .)) }}
 {{- end }}

@@ -47,6 +47,11 @@ group: {{ . }}
 for the operator's cert-manager mode, or the user's Secrets. */ -}}
 {{- define "etcd.tlsSpec" -}}
 {{- $t := .Values.tls }}
+{{- if and (eq $t.mode "none") $t.peerAutoTLS }}
+tls:
+  peer:
+    autoTLS: true
+{{- end }}
 {{- if ne $t.mode "none" }}
 {{- $server := dict }}{{- $client := dict }}{{- $peer := dict }}
 {{- if include "etcd.chartLeaves" . }}
@@ -84,7 +89,10 @@ tls:
         {{- include "etcd.issuerRef" $client.issuer | nindent 8 }}
       {{- end }}
     {{- end }}
-  {{- if $t.peer }}
+  {{- if $t.peerAutoTLS }}
+  peer:
+    autoTLS: true
+  {{- else if $t.peer }}
   peer:
     {{- if get $peer "secret" }}
     secretRef:
