@@ -103,6 +103,9 @@ func config(t Target, endpoints []string, dial DialFunc) clientv3.Config {
 		TLS: t.TLS, Username: t.Username, Password: t.Password,
 	}
 	cfg.DialOptions = []grpc.DialOption{grpc.WithConnectParams(reconnect)}
+	if t.Key != "" {
+		cfg.DialOptions = append(cfg.DialOptions, grpc.WithChainUnaryInterceptor(timed(t.Key)))
+	}
 	if dial != nil {
 		cfg.DialOptions = append(cfg.DialOptions, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			return dial(ctx, "tcp", addr)

@@ -148,6 +148,7 @@ func (a *Access) Redial(ctx context.Context, req Request) (Conn, error) {
 // Forget drops a cluster's pooled clients and cached TLS configuration (the cluster is gone).
 func (a *Access) Forget(namespace, cluster string) {
 	a.factory.Forget(topology.Key(namespace, cluster))
+	etcd.ForgetRequests(topology.Key(namespace, cluster))
 	a.secrets.Forget(namespace, cluster)
 }
 

@@ -44,7 +44,7 @@ func Setup(mgr ctrl.Manager, access *etcdaccess.Access, tls *tlsmaterial.Source,
 	for _, c := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
 			Etcd: access, MaxConcurrentReconciles: o.Workers, ClusterDomain: o.ClusterDomain, TLS: tls, NodeGracePeriod: o.NodeGracePeriod,
-			PVCNodeGracePeriod: o.PVCNodeGracePeriod},
+			PVCNodeGracePeriod: o.PVCNodeGracePeriod, Observations: metrics.Observed},
 		&etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
 			Etcd: access, ImageRepository: o.ImageRepository, AgentImage: o.AgentImage, MaxConcurrentReconciles: o.Workers,
 			ClusterDomain: o.ClusterDomain, TLS: tls},

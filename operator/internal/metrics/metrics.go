@@ -14,6 +14,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 )
 
 // Prefix starts every metric name the operator exports.
@@ -34,11 +35,16 @@ func desc(name, help string, extra ...string) *prometheus.Desc {
 	return prometheus.NewDesc(Prefix+name, help, append(append([]string{}, clusterLabels...), extra...), nil)
 }
 
-// Collector reports every EtcdCluster in the cache.
-type Collector struct{ Reader client.Reader }
+// Collector reports every EtcdCluster in the cache, with what the cluster controller last
+// observed of its etcd (nil: none).
+type Collector struct {
+	Reader       client.Reader
+	Observations *Observations
+}
 
 func (c Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{membersDesc, leaderDesc, conditionDesc, rolloutDesc, snapshotTime, snapshotSize, snapshotLength, certExpiryDesc} {
+	for _, d := range []*prometheus.Desc{membersDesc, leaderDesc, conditionDesc, rolloutDesc, snapshotTime, snapshotSize, snapshotLength, certExpiryDesc,
+		dbSizeDesc, dbInUseDesc, quotaDesc, alarmDesc, leaderChangesDesc, reconcileErrsDesc} {
 		ch <- d
 	}
 }
@@ -53,13 +59,21 @@ func (c Collector) Collect(ch chan<- prometheus.Metric) {
 	var snaps v1alpha2.EtcdSnapshotList
 	_ = c.Reader.List(ctx, &snaps)
 	newest := newestSnapshots(snaps.Items)
+	live := map[client.ObjectKey]bool{}
 	for i := range clusters.Items {
 		ec := &clusters.Items[i]
+		live[client.ObjectKey{Namespace: ec.Namespace, Name: ec.Name}] = true
 		collectCluster(ch, ec)
 		collectCertificates(ctx, ch, c.Reader, ec)
 		if s := newest[client.ObjectKey{Namespace: ec.Namespace, Name: ec.Name}]; s != nil {
 			collectSnapshot(ch, ec, s)
 		}
+		if c.Observations != nil {
+			c.Observations.collect(ch, ec)
+		}
+	}
+	if c.Observations != nil {
+		c.Observations.prune(live)
 	}
 }
 
@@ -128,11 +142,15 @@ func newestSnapshots(snaps []v1alpha2.EtcdSnapshot) map[client.ObjectKey]*v1alph
 
 // Register adds the collector to controller-runtime's registry (served on the manager's
 // metrics endpoint); once per process.
+// The collector reports the process's Observed store, and the etcd client's request histogram
+// (package etcd) is registered with it.
 func Register(reader client.Reader) error {
-	err := crmetrics.Registry.Register(Collector{Reader: reader})
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		return nil
+	for _, c := range []prometheus.Collector{Collector{Reader: reader, Observations: Observed}, etcd.RequestDuration} {
+		err := crmetrics.Registry.Register(c)
+		var already prometheus.AlreadyRegisteredError
+		if err != nil && !errors.As(err, &already) {
+			return err
+		}
 	}
-	return err
+	return nil
 }

@@ -23,10 +23,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
 )
 
@@ -221,8 +223,13 @@ func gatherAll(t *testing.T) []*dto.MetricFamily {
 			Duration: &metav1.Duration{Duration: time.Second}, Artifact: &v1alpha2.SnapshotArtifact{SizeBytes: 1}}}
 	cert := pkitest.NewCA(t, "ca").SecretData(t, []string{"a"}, nil, pkitest.ServerAndClient...)
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: v1alpha2.ActiveServerSecretName("a")}, Data: cert}
+	obs := NewObservations()
+	obs.Record(client.ObjectKeyFromObject(ec), Observation{Leader: 1, Alarms: []string{"NOSPACE"},
+		Members: []MemberDB{{Name: "a-x", Size: 2, InUse: 1}}})
+	obs.ReconcileError(client.ObjectKeyFromObject(ec), "Reconcile")
+	etcd.RequestDuration.WithLabelValues("t", "a", "etcdserverpb.Cluster/MemberList").Observe(0.01)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(Collector{Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(ec, snap, sec).Build()})
+	reg.MustRegister(Collector{Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(ec, snap, sec).Build(), Observations: obs}, etcd.RequestDuration)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

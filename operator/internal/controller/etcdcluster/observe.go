@@ -2,6 +2,7 @@ package etcdcluster
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,7 +28,9 @@ type etcdView struct {
 	list      *etcd.MemberList
 	statuses  map[uint64]etcd.EndpointStatus
 	leader    uint64
-	err       error
+	// alarms are the alarm types raised (for metrics; nil when they could not be read).
+	alarms []string
+	err    error
 }
 
 func (r *Reconciler) loadMembers(ctx context.Context, st *clusterState) error {
@@ -132,7 +135,26 @@ func (r *Reconciler) observeWith(ctx context.Context, st *clusterState,
 			break
 		}
 	}
+	st.etcd.alarms = alarmTypes(ctx, cli)
 	return authErr
+}
+
+// alarmTypes are the alarm types raised on any member; unread (nil) on error: they only feed
+// metrics, and the defrag controller acts on NOSPACE itself.
+func alarmTypes(ctx context.Context, cli etcd.Client) []string {
+	cctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	alarms, err := cli.AlarmList(cctx)
+	if err != nil {
+		return nil
+	}
+	out := []string{}
+	for _, a := range alarms {
+		if !slices.Contains(out, a.Type) {
+			out = append(out, a.Type)
+		}
+	}
+	return out
 }
 
 // authNotConfigured: etcd has auth on (e.g. data restored from a snapshot taken with auth) but

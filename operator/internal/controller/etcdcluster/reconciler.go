@@ -25,6 +25,7 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/backoff"
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
+	"github.com/cozystack/etcd-operator/operator/internal/metrics"
 	"github.com/cozystack/etcd-operator/operator/internal/rollout"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
@@ -49,6 +50,8 @@ type Reconciler struct {
 	// TLS reads TLS Secrets; share one with the member controller (see tlsmaterial.Source).
 	// Nil creates one from the manager.
 	TLS *tlsmaterial.Source
+	// Observations receives what each pass saw of etcd, for the metrics (nil: none).
+	Observations *metrics.Observations
 
 	once    sync.Once
 	backoff *backoff.Tracker
@@ -142,11 +145,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	c := &v1alpha2.EtcdCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
 		r.Etcd.Forget(req.Namespace, req.Name)
+		r.forgetMetrics(req.NamespacedName)
 		r.forget(req.NamespacedName)
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
 		r.Etcd.Forget(c.Namespace, c.Name)
+		r.forgetMetrics(req.NamespacedName)
 		r.forget(req.NamespacedName)
 		return reconcile.Result{}, nil // owner references cascade; member finalizers skip etcd
 	}

@@ -57,6 +57,7 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 		log.FromContext(ctx).V(1).Info("status write conflicted; looking again")
 		return reconcile.Result{RequeueAfter: staleRequeue}, nil
 	}
+	r.recordMetrics(st)
 	switch {
 	case st.err != nil && etcd.IsRetryable(st.err):
 		d := min(r.retries().Next(key(c)), maxEtcdRetry)

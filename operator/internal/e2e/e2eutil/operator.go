@@ -292,10 +292,21 @@ func Gauge(families map[string]*dto.MetricFamily, name string, want map[string]s
 			match = match && have[k] == v
 		}
 		if match {
-			return m.GetGauge().GetValue(), true
+			return value(m), true
 		}
 	}
 	return 0, false
+}
+
+// value is a gauge's or a counter's value, or a histogram's sample count.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetHistogram() != nil:
+		return float64(m.GetHistogram().GetSampleCount())
+	}
+	return m.GetGauge().GetValue()
 }
 
 func countWrites(families map[string]*dto.MetricFamily) (float64, error) {

@@ -9,6 +9,7 @@ package migrate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -59,6 +60,7 @@ func TestMigrate(t *testing.T) {
 	k := newTool(t, c)
 	ns := e2eutil.NewNamespace(t, c)
 	var done []adopted
+	var op *e2eutil.Operator
 	steps := []struct {
 		name string
 		run  func(*testing.T)
@@ -68,8 +70,8 @@ func TestMigrate(t *testing.T) {
 		{"AutoTLSPeers", func(t *testing.T) { done = append(done, testAdopt(t, c, k, ns, "kv", nil)) }},
 		{"BYOTLS", func(t *testing.T) { done = append(done, testAdopt(t, c, k, ns, "sec", byoTLS(t, c, ns, "sec"))) }},
 		// The operator lives as long as the whole test: the next step needs it too.
-		{"OperatorTakesOver", func(st *testing.T) { e2eutil.StartSuiteOperator(t, c, 300); testTakeOver(st, c, done) }},
-		{"ScaleAndUpgrade", func(t *testing.T) { testScaleAndUpgrade(t, c, done[1]) }},
+		{"OperatorTakesOver", func(st *testing.T) { op = e2eutil.StartSuiteOperator(t, c, 300); testTakeOver(st, c, done) }},
+		{"ScaleAndUpgrade", func(t *testing.T) { testScaleAndUpgrade(t, c, op, done[1]) }},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
@@ -264,7 +266,7 @@ func testTakeOver(t *testing.T, c *framework.Cluster, done []adopted) {
 
 // testScaleAndUpgrade: the operator scales the adopted cluster 3→5→3 and upgrades it one minor,
 // with a client writing through the legacy client Service throughout.
-func testScaleAndUpgrade(t *testing.T, c *framework.Cluster, a adopted) {
+func testScaleAndUpgrade(t *testing.T, c *framework.Cluster, op *e2eutil.Operator, a adopted) {
 	ns, name := a.l.Namespace, a.l.Name
 	a.cli = clientOf(t, c, a.l, a.tls)
 	w := e2eutil.StartWriter(a.cli, name+"-day2")
@@ -272,6 +274,7 @@ func testScaleAndUpgrade(t *testing.T, c *framework.Cluster, a adopted) {
 		e2eutil.Scale(t, c, ns, name, n)
 		took := e2eutil.WaitConvergedWith(t, c, ns, name, int(n), a.cli, convergeTimeout)
 		t.Logf("scaled to %d in %s", n, took.Round(time.Millisecond))
+		checkMetrics(t, c, op, a, int(n))
 	}
 	for _, m := range e2eutil.Members(t, c, ns, name) {
 		if got, want := e2eutil.Pod(t, c, ns, m.Name).Spec.Subdomain, legacy.HeadlessServiceName(a.l); got != want {
@@ -294,7 +297,65 @@ func testScaleAndUpgrade(t *testing.T, c *framework.Cluster, a adopted) {
 		return len(ec.Status.Members) == 3 && e2eutil.ConvergedWith(t, c, ns, name, 3, a.cli)
 	})
 	t.Logf("upgraded to 3.6.16 in %s", took.Round(time.Millisecond))
+	e2eutil.WaitNoError(t, time.Minute, "a leader change counted", func() error {
+		families, err := op.Metrics(context.Background())
+		if err != nil {
+			return err
+		}
+		if n, _ := e2eutil.Gauge(families, "etcd_operator_cluster_leader_changes_total", map[string]string{"namespace": ns, "cluster": name}); n < 1 {
+			return fmt.Errorf("%v leader changes counted after a rollout that restarted the leader", n)
+		}
+		return nil
+	})
 	acked, failed, last := w.Stop()
 	t.Logf("writes during scale and upgrade: %d acknowledged, %d failed attempts (retried; last %v)", acked, failed, last)
 	e2eutil.VerifyWrites(t, a.cli, name+"-day2", acked)
+}
+
+// checkMetrics: the operator's metrics of the adopted cluster once it converged at n members:
+// member counts, a leader, every member's database size, the quota the translation made explicit,
+// no alarm, and timed calls to its etcd.
+func checkMetrics(t *testing.T, c *framework.Cluster, op *e2eutil.Operator, a adopted, n int) {
+	t.Helper()
+	ns, name := a.l.Namespace, a.l.Name
+	cl := map[string]string{"namespace": ns, "cluster": name}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for kk, vv := range cl {
+			m[kk] = vv
+		}
+		return m
+	}
+	quota := float64(*e2eutil.GetCluster(t, c, ns, name).Spec.Options.QuotaBackendBytes)
+	e2eutil.WaitNoError(t, time.Minute, fmt.Sprintf("the metrics of %s at %d members", name, n), func() error {
+		families, err := op.Metrics(context.Background())
+		if err != nil {
+			return err
+		}
+		got := func(metric string, labels map[string]string) float64 {
+			v, _ := e2eutil.Gauge(families, metric, labels)
+			return v
+		}
+		if v := got("etcd_operator_cluster_members", with("state", "voting")); v != float64(n) {
+			return fmt.Errorf("voting members %v, want %d", v, n)
+		}
+		if v := got("etcd_operator_cluster_leader_present", cl); v != 1 {
+			return fmt.Errorf("leader present %v", v)
+		}
+		for _, m := range e2eutil.Members(t, c, ns, name) {
+			if v := got("etcd_operator_cluster_member_db_size_bytes", with("member", m.Name)); v <= 0 {
+				return fmt.Errorf("member %s db size %v", m.Name, v)
+			}
+		}
+		if v := got("etcd_operator_cluster_db_quota_bytes", cl); v != quota {
+			return fmt.Errorf("quota %v, want %v (0.95 of the legacy claim, made explicit)", v, quota)
+		}
+		if v, ok := e2eutil.Gauge(families, "etcd_operator_cluster_alarm_active", with("alarm", "NOSPACE")); !ok || v != 0 {
+			return fmt.Errorf("NOSPACE alarm %v (present %v)", v, ok)
+		}
+		if v := got("etcd_operator_etcd_request_duration_seconds", with("method", "etcdserverpb.Cluster/MemberList")); v < 1 {
+			return fmt.Errorf("%v timed MemberList calls", v)
+		}
+		return nil
+	})
 }
