@@ -136,11 +136,15 @@ build_versitygw() {
 	go_install "$m/cmd/versitygw@$VERSITYGW_VERSION" \
 		"-X main.Version=$VERSITYGW_VERSION -X main.Build=module-proxy -X main.BuildTime=$t"
 }
-# promtool (alert rule checks and unit tests). Prometheus' Makefile stamps its version through
-# prometheus/common; the module version is the Go one (v0.3xx for Prometheus 3.x).
+# promtool (alert rule checks and unit tests) and the Prometheus server (the alerting e2e; its web
+# UI's assets are not in the module, so it serves the API only). Prometheus' Makefile stamps its
+# version through prometheus/common; the module version is the Go one (v0.3xx for Prometheus 3.x).
+# Bump PROMETHEUS_RECIPE when build_prometheus changes: it salts the recipe marker.
+PROMETHEUS_RECIPE=2
 build_prometheus() {
-	go_install "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" \
-		"-X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION -X github.com/prometheus/common/version.Branch=module-proxy"
+	local ld="-X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION -X github.com/prometheus/common/version.Branch=module-proxy"
+	go_install "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" "$ld"
+	go_install "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION" "$ld"
 }
 build_coredns() { go_install "github.com/coredns/coredns@$COREDNS_VERSION" "-X github.com/coredns/coredns/coremain.GitCommit=module-proxy"; }
 
@@ -193,7 +197,7 @@ for t in $want; do
 	staticcheck) build_into "staticcheck-$STATICCHECK_VERSION" build_staticcheck ;;
 	coredns) build_into "coredns-$COREDNS_VERSION" build_coredns ;;
 	versitygw) build_into "versitygw-$VERSITYGW_VERSION" build_versitygw ;;
-	prometheus) build_into "prometheus-$PROMETHEUS_VERSION" build_prometheus ;;
+	prometheus) build_into "prometheus-$PROMETHEUS_VERSION" build_prometheus "r$PROMETHEUS_RECIPE" ;;
 	cert-manager) build_into "cert-manager-$CERT_MANAGER_VERSION" build_cert_manager "$(cert_manager_salt)" ;;
 	*) log "unknown tool $t"; exit 2 ;;
 	esac

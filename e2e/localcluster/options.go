@@ -45,6 +45,7 @@ var defaultVersions = map[string]string{
 	"COREDNS_VERSION":      "v1.15.0",
 	"CERT_MANAGER_VERSION": "v1.21.2",
 	"VERSITYGW_VERSION":    "v1.8.0",
+	"PROMETHEUS_VERSION":   "v0.316.0",
 }
 
 // Options configure a local cluster. The zero value plus a Name is usable.

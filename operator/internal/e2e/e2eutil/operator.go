@@ -86,6 +86,10 @@ func InProcessCluster(t *testing.T) *framework.Cluster {
 
 // Where an operator process serves metrics and probes inside the cluster netns (CoreDNS has
 // 18080 and 18181 there).
+// OperatorMetricsAddr is where an operator started by these helpers serves /metrics inside the
+// cluster netns (a Prometheus in the netns scrapes it there).
+const OperatorMetricsAddr = metricsAddr
+
 const (
 	metricsAddr = "127.0.0.1:19080"
 	probeAddr   = "127.0.0.1:19081"

@@ -33,7 +33,7 @@ func NewCA(t testing.TB, cn string) *CA {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
@@ -50,21 +50,28 @@ func NewCA(t testing.TB, cn string) *CA {
 // data, with the CA as ca.crt.
 func (ca *CA) SecretData(t testing.TB, dns []string, ips []net.IP, usages ...x509.ExtKeyUsage) map[string][]byte {
 	t.Helper()
-	return ca.leaf(t, "leaf", dns, ips, usages)
+	return ca.leaf(t, "leaf", dns, ips, usages, 24*time.Hour)
+}
+
+// SecretDataValidFor is SecretData with a leaf valid for lifetime (SecretData's: 24 h, which
+// alerting on certificates about to expire rightly reports).
+func (ca *CA) SecretDataValidFor(t testing.TB, lifetime time.Duration, dns []string, ips []net.IP, usages ...x509.ExtKeyUsage) map[string][]byte {
+	t.Helper()
+	return ca.leaf(t, "leaf", dns, ips, usages, lifetime)
 }
 
 // ClientSecretData issues a client certificate (no SANs) with common name cn, e.g. "root":
 // under client-cert-auth, etcd takes the CN as the user of a request without a token.
 func (ca *CA) ClientSecretData(t testing.TB, cn string) map[string][]byte {
 	t.Helper()
-	return ca.leaf(t, cn, nil, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	return ca.leaf(t, cn, nil, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, 24*time.Hour)
 }
 
-func (ca *CA) leaf(t testing.TB, cn string, dns []string, ips []net.IP, usages []x509.ExtKeyUsage) map[string][]byte {
+func (ca *CA) leaf(t testing.TB, cn string, dns []string, ips []net.IP, usages []x509.ExtKeyUsage, lifetime time.Duration) map[string][]byte {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(lifetime),
 		DNSNames: dns, IPAddresses: ips, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usages}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {
