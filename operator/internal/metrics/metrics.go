@@ -26,6 +26,7 @@ var (
 	leaderDesc     = desc("cluster_leader_present", "1 when etcd reports a leader for the cluster, else 0.")
 	conditionDesc  = desc("cluster_condition", "1 when the cluster's condition of that type is True, else 0 (Available, Progressing, Degraded).", "type")
 	rolloutDesc    = desc("cluster_rollout_in_progress", "1 while a rolling restart of the cluster's members is in progress.")
+	rolloutStep    = desc("cluster_rollout_updated_members", "Members already running the current template during a rolling restart (of cluster_members{state=\"voting\"} and learners); absent when none is in progress.")
 	snapshotTime   = desc("cluster_last_snapshot_timestamp_seconds", "Completion time of the newest Complete EtcdSnapshot of the cluster, Unix seconds.")
 	snapshotSize   = desc("cluster_last_snapshot_size_bytes", "Size of the newest Complete EtcdSnapshot of the cluster.")
 	snapshotLength = desc("cluster_last_snapshot_duration_seconds", "How long the newest Complete EtcdSnapshot of the cluster took.")
@@ -43,7 +44,7 @@ type Collector struct {
 }
 
 func (c Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{membersDesc, leaderDesc, conditionDesc, rolloutDesc, snapshotTime, snapshotSize, snapshotLength, certExpiryDesc,
+	for _, d := range []*prometheus.Desc{membersDesc, leaderDesc, conditionDesc, rolloutDesc, rolloutStep, snapshotTime, snapshotSize, snapshotLength, certExpiryDesc,
 		dbSizeDesc, dbInUseDesc, quotaDesc, alarmDesc, leaderChangesDesc, reconcileErrsDesc} {
 		ch <- d
 	}
@@ -112,6 +113,9 @@ func collectCluster(ch chan<- prometheus.Metric, ec *v1alpha2.EtcdCluster) {
 		gauge(ch, conditionDesc, boolean(meta.IsStatusConditionTrue(ec.Status.Conditions, t)), ns, name, t)
 	}
 	gauge(ch, rolloutDesc, boolean(ec.Status.Rollout != nil), ns, name)
+	if r := ec.Status.Rollout; r != nil {
+		gauge(ch, rolloutStep, float64(r.UpdatedMembers), ns, name)
+	}
 }
 
 func collectSnapshot(ch chan<- prometheus.Metric, ec *v1alpha2.EtcdCluster, s *v1alpha2.EtcdSnapshot) {

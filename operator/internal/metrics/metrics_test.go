@@ -28,7 +28,7 @@ func TestCollector(t *testing.T) {
 		Status: v1alpha2.EtcdClusterStatus{ReadyMembers: 2, LeaderID: "1",
 			Members: []v1alpha2.ClusterMemberStatus{{Name: "a-1", Role: v1alpha2.MemberRoleLeader}, {Name: "a-2", Role: v1alpha2.MemberRoleFollower},
 				{Name: "a-3", Role: v1alpha2.MemberRoleLearner}},
-			Rollout:    &v1alpha2.RolloutStatus{},
+			Rollout:    &v1alpha2.RolloutStatus{UpdatedMembers: 1, Members: 3},
 			Conditions: []metav1.Condition{{Type: v1alpha2.ConditionAvailable, Status: metav1.ConditionTrue}, {Type: v1alpha2.ConditionDegraded, Status: metav1.ConditionFalse}}}}
 	done := func(name string, at time.Time, size int64) *v1alpha2.EtcdSnapshot {
 		return &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: name},
@@ -69,6 +69,9 @@ etcd_operator_cluster_members{cluster="a",namespace="t",state="voting"} 2
 # HELP etcd_operator_cluster_rollout_in_progress 1 while a rolling restart of the cluster's members is in progress.
 # TYPE etcd_operator_cluster_rollout_in_progress gauge
 etcd_operator_cluster_rollout_in_progress{cluster="a",namespace="t"} 1
+# HELP etcd_operator_cluster_rollout_updated_members Members already running the current template during a rolling restart (of cluster_members{state="voting"} and learners); absent when none is in progress.
+# TYPE etcd_operator_cluster_rollout_updated_members gauge
+etcd_operator_cluster_rollout_updated_members{cluster="a",namespace="t"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Error(err)
