@@ -13,8 +13,8 @@ import (
 // method (e.g. etcdserverpb.Maintenance/Status); a call that failed counts too. Clients built
 // for a cluster (a Target with a Key) record it; the metrics package registers it.
 var RequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-	Name:    "etcd_operator_etcd_request_duration_seconds",
-	Help:    "Latency of the operator's calls to a cluster's etcd, by gRPC method, failed calls included.",
+	Name: "etcd_operator_etcd_request_duration_seconds",
+	Help: "Latency of the operator's calls to a cluster's etcd, by gRPC method, failed calls included.",
 	// Few buckets: the series are per cluster and method, and tenants are many.
 	Buckets: []float64{.005, .025, .1, .5, 2.5, 10},
 }, []string{"namespace", "cluster", "method"})
