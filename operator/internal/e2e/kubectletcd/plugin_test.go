@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,23 +47,9 @@ type kubectl struct {
 // run returns stdout, stderr and the exit code of `kubectl etcd -n NS ARGS`.
 func (k kubectl) run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	// -n before the verb: whatever follows "--" is etcdctl's.
-	cmd := exec.CommandContext(ctx, k.bin, append([]string{"etcd", "-n", k.ns}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.kubeconfig, "PATH="+k.path+string(os.PathListSeparator)+os.Getenv("PATH"))
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return out.String(), errOut.String(), exit.ExitCode()
-	case err != nil:
-		t.Fatalf("kubectl etcd %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), 0
+	env := []string{"KUBECONFIG=" + k.kubeconfig, "PATH=" + k.path + string(os.PathListSeparator) + os.Getenv("PATH")}
+	return e2eutil.RunCommand(t, env, stdin, k.bin, append([]string{"etcd", "-n", k.ns}, args...)...)
 }
 
 // ok runs a verb that must succeed and returns its stdout.

@@ -3,12 +3,9 @@
 package migrate
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,21 +47,7 @@ func newTool(t *testing.T, c *framework.Cluster) tool {
 // run returns stdout, stderr and the exit code of `etcd-migrate -n NS ARGS`.
 func (k tool) run(t *testing.T, ns string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, k.bin, append([]string{"-n", ns}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.kubeconfig)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return out.String(), errOut.String(), exit.ExitCode()
-	case err != nil:
-		t.Fatalf("etcd-migrate %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), 0
+	return e2eutil.RunCommand(t, []string{"KUBECONFIG=" + k.kubeconfig}, "", k.bin, append([]string{"-n", ns}, args...)...)
 }
 
 // env is the tool's logic run in the test process (for the step hook), dialing in the cluster.
