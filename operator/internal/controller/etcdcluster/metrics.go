@@ -26,14 +26,14 @@ func (r *Reconciler) recordMetrics(st *clusterState) {
 	if st.etcd.list == nil {
 		return // etcd was not read this pass: the last observation stands
 	}
-	ob := metrics.Observation{Leader: st.etcd.leader, Alarms: st.etcd.alarms}
+	ob := metrics.Observation{Leader: st.etcd.leader, Alarms: alarmsOf(st.etcd.answered)}
 	for i := range st.members {
 		m := &st.members[i]
 		found, ok := topology.FindInList(m, st.etcd.list.Members)
 		if !ok {
 			continue
 		}
-		if s, ok := st.etcd.statuses[found.ID]; ok {
+		if s, ok := st.etcd.answered[found.ID]; ok {
 			ob.Members = append(ob.Members, metrics.MemberDB{Name: m.Name, Size: s.DBSize, InUse: s.DBSizeInUse, ReportedQuota: s.DBQuota})
 		}
 	}

@@ -2,6 +2,7 @@ package etcdcluster
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -27,10 +28,10 @@ type etcdView struct {
 	dialedTLS bool
 	list      *etcd.MemberList
 	statuses  map[uint64]etcd.EndpointStatus
-	leader    uint64
-	// alarms are the alarm types raised (for metrics; nil when they could not be read).
-	alarms []string
-	err    error
+	// answered are all the members' Status answers, errors (alarms) included: for metrics.
+	answered map[uint64]etcd.EndpointStatus
+	leader   uint64
+	err      error
 }
 
 func (r *Reconciler) loadMembers(ctx context.Context, st *clusterState) error {
@@ -128,32 +129,31 @@ func (r *Reconciler) observeWith(ctx context.Context, st *clusterState,
 	}
 	st.etcd.list = &list
 	var authErr error
-	st.etcd.statuses, authErr = memberStatuses(ctx, cli, list.Members)
+	st.etcd.statuses, st.etcd.answered, authErr = memberStatuses(ctx, cli, list.Members)
 	for _, s := range st.etcd.statuses {
 		if s.Leader != 0 {
 			st.etcd.leader = s.Leader
 			break
 		}
 	}
-	st.etcd.alarms = alarmTypes(ctx, cli)
 	return authErr
 }
 
-// alarmTypes are the alarm types raised on any member; unread (nil) on error: they only feed
-// metrics, and the defrag controller acts on NOSPACE itself.
-func alarmTypes(ctx context.Context, cli etcd.Client) []string {
-	cctx, cancel := context.WithTimeout(ctx, statusTimeout)
-	defer cancel()
-	alarms, err := cli.AlarmList(cctx)
-	if err != nil {
-		return nil
-	}
+// alarmPattern finds an alarm in a Status error: etcd lists each raised alarm there as
+// "memberID:<id> alarm:<TYPE>". Status is read anyway; the Alarm RPC would be a raft proposal.
+var alarmPattern = regexp.MustCompile(`alarm:([A-Z]+)`)
+
+// alarmsOf are the alarm types the members' answers report, each once.
+func alarmsOf(answered map[uint64]etcd.EndpointStatus) []string {
 	out := []string{}
-	for _, a := range alarms {
-		if !slices.Contains(out, a.Type) {
-			out = append(out, a.Type)
+	for _, s := range answered {
+		for _, e := range s.Errors {
+			if m := alarmPattern.FindStringSubmatch(e); m != nil && !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -169,13 +169,13 @@ func (r *Reconciler) authNotConfigured(st *clusterState) {
 	}
 }
 
-// memberStatuses asks every member with a client URL for its status, concurrently. It also
-// returns one refusal of the client's credentials, if any member refused them.
-func memberStatuses(ctx context.Context, cli etcd.Client, members []etcd.Member) (map[uint64]etcd.EndpointStatus, error) {
+// memberStatuses asks every member with a client URL for its status, concurrently: the answers
+// without errors (healthy), every answer (answered: errors include raised alarms), and one
+// refusal of the client's credentials, if any member refused them.
+func memberStatuses(ctx context.Context, cli etcd.Client, members []etcd.Member) (healthy, answered map[uint64]etcd.EndpointStatus, authErr error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var authErr error
-	out := map[uint64]etcd.EndpointStatus{}
+	out, all := map[uint64]etcd.EndpointStatus{}, map[uint64]etcd.EndpointStatus{}
 	for _, m := range members {
 		if len(m.ClientURLs) == 0 {
 			continue
@@ -189,14 +189,17 @@ func memberStatuses(ctx context.Context, cli etcd.Client, members []etcd.Member)
 			if etcd.IsAuthFailed(err) || etcd.IsAuthRequired(err) {
 				authErr = err
 			}
-			if err != nil || len(s.Errors) > 0 {
+			if err != nil {
 				return
 			}
-			out[m.ID] = s
+			all[m.ID] = s
+			if len(s.Errors) == 0 {
+				out[m.ID] = s
+			}
 		})
 	}
 	wg.Wait()
-	return out, authErr
+	return out, all, authErr
 }
 
 // discover latches the cluster ID once the seed has formed a one-member cluster by itself.
