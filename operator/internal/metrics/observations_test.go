@@ -66,7 +66,6 @@ func TestQuotaSources(t *testing.T) {
 	o := NewObservations()
 	quota := func() float64 {
 		t.Helper()
-		o.Record(k, o.clusters[k].last)
 		return testutil.ToFloat64(filtered{observedOnly{o, ec}, quotaDesc})
 	}
 	o.Record(k, Observation{})

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"bytes"
-	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -80,14 +79,4 @@ func caOf(data map[string][]byte) []byte {
 		return bytes.TrimSpace(ca)
 	}
 	return bytes.TrimSpace(data[pki.KeyCert])
-}
-
-// toMap is v's JSON form as a map: which fields are set.
-func toMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
 }

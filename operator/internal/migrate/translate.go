@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -56,6 +57,9 @@ type Translation struct {
 }
 
 var versionTag = regexp.MustCompile(`^v?([0-9]+\.[0-9]+\.[0-9]+)$`)
+
+// retention is the pattern spec.options.autoCompactionRetention's schema allows.
+var retention = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$|^[0-9]+$`)
 
 // Translate maps a legacy cluster onto this operator's API. It never fails: whatever cannot be
 // adopted safely is a blocker finding.
@@ -154,7 +158,7 @@ func translateStorage(l *legacy.EtcdCluster, s *v1alpha2.EtcdClusterSpec, fs *Fi
 func translateOptions(l *legacy.EtcdCluster, fs *Findings) *v1alpha2.EtcdOptions {
 	opts := legacy.EffectiveOptions(l)
 	o := &v1alpha2.EtcdOptions{AutoCompactionRetention: legacy.AutoCompactionRetention}
-	o.SnapshotCount = ptr.To(int64(mustAtoi(legacy.SnapshotCount)))
+	o.SnapshotCount = ptr.To[int64](legacy.SnapshotCount)
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		v, field := opts[k], "spec.options."+k
 		switch k {
@@ -165,6 +169,9 @@ func translateOptions(l *legacy.EtcdCluster, fs *Findings) *v1alpha2.EtcdOptions
 				o.SnapshotCount = n
 			}
 		case "auto-compaction-retention":
+			if !retention.MatchString(v) {
+				fs.block(field, "%q is not a duration (5m, 1h30m) or a number of hours or revisions", v)
+			}
 			o.AutoCompactionRetention = v
 		case "auto-compaction-mode":
 			if v != "periodic" && v != "revision" {
@@ -185,14 +192,6 @@ func intOption(field, v string, fs *Findings) *int64 {
 		return nil
 	}
 	return &n
-}
-
-func mustAtoi(s string) int {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		panic(err)
-	}
-	return n
 }
 
 // translatePodTemplate keeps what the operator renders itself and names what it drops.
@@ -216,20 +215,15 @@ func translatePodTemplate(l *legacy.EtcdCluster, s *v1alpha2.EtcdClusterSpec, fs
 		}
 		s.Resources = ct.Resources
 		ct.Name, ct.Image, ct.Resources = "", "", corev1.ResourceRequirements{}
-		if !isZero(ct) {
+		if len(setFields(ct)) > 0 {
 			fs.warn("spec.podTemplate.spec.containers[etcd]", "fields other than image and resources are dropped (the operator renders the etcd container)")
 		}
 	}
 	ps.Containers = nil
-	for _, field := range setPodFields(ps) {
+	for _, field := range setFields(ps) {
 		fs.warn("spec.podTemplate.spec."+field, "dropped: the operator renders member Pods itself (restricted Pod Security)")
 	}
 }
-
-// setPodFields are the JSON names of the fields still set in spec.
-func setPodFields(spec *corev1.PodSpec) []string { return setFields(spec) }
-
-func isZero(ct corev1.Container) bool { return len(setFields(ct)) == 0 }
 
 // setFields are the JSON names of v's fields that hold something: not null, "", {} or [] (some
 // fields have no omitempty, and empty structs are never omitted). A number or boolean that made
@@ -270,7 +264,7 @@ func zeroJSON(v any) bool {
 
 // translateLeftovers names the legacy fields that have no counterpart.
 func translateLeftovers(l *legacy.EtcdCluster, fs *Findings) {
-	if t := l.Spec.ServiceTemplate; t != nil && (len(t.Labels)+len(t.Annotations) > 0 || !isZeroService(t.Spec)) {
+	if t := l.Spec.ServiceTemplate; t != nil && (len(t.Labels)+len(t.Annotations) > 0 || len(setFields(t.Spec)) > 0) {
 		fs.warn("spec.serviceTemplate", "what it merged onto Service %s stays on the Service; the operator keeps only its selector and client port in step", legacy.ClientServiceName(l))
 	}
 	if t := l.Spec.HeadlessServiceTemplate; t != nil && len(t.Labels)+len(t.Annotations) > 0 {
@@ -283,8 +277,6 @@ func translateLeftovers(l *legacy.EtcdCluster, fs *Findings) {
 		fs.warn("spec.bootstrap", "dropped: it was consumed when the cluster was created")
 	}
 }
-
-func isZeroService(s corev1.ServiceSpec) bool { return len(setFields(s)) == 0 }
 
 // translateMembers is one EtcdMember per live etcd member, named like its Pod, with its ID,
 // peer URLs and Pod recorded, so the operator neither bootstraps nor adds anyone.
@@ -369,4 +361,14 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// toMap is v's JSON form as a map: which fields are set.
+func toMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
 }

@@ -88,6 +88,7 @@ func TestTranslateFindings(t *testing.T) {
 		{"auth enabled", func(in *Input) { in.Live.AuthEnabled = true }, Blocker, "spec.security.enableAuth"},
 		{"quota not a number", option("quota-backend-bytes", "8G"), Blocker, "spec.options.quota-backend-bytes"},
 		{"compaction mode unknown", option("auto-compaction-mode", "hourly"), Blocker, "spec.options.auto-compaction-mode"},
+		{"compaction retention not a duration", option("auto-compaction-retention", "1 day"), Blocker, "spec.options.auto-compaction-retention"},
 		{"unknown option", option("max-txn-ops", "256"), Warning, "spec.options.max-txn-ops"},
 		{"sidecar", func(in *Input) {
 			in.Legacy.Spec.PodTemplate.Spec.Containers = append(in.Legacy.Spec.PodTemplate.Spec.Containers, corev1.Container{Name: "backup"})

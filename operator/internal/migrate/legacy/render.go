@@ -26,7 +26,7 @@ import (
 // Flags the legacy operator always passes, and the share of the volume it gives the backend.
 const (
 	AutoCompactionRetention = "5m"
-	SnapshotCount           = "10000"
+	SnapshotCount           = 10000
 	// QuotaFraction of the volume size becomes --quota-backend-bytes unless options set it.
 	QuotaFraction = 0.95
 	// QuotaOption is the option key that overrides the injected quota.
@@ -212,7 +212,7 @@ func Args(c *EtcdCluster) []string {
 	if ClientCertAuth(c) {
 		args = append(args, "--trusted-ca-file="+ClientCAMountPath+"/ca.crt", "--client-cert-auth")
 	}
-	args = append(args, "--auto-compaction-retention="+AutoCompactionRetention, "--snapshot-count="+SnapshotCount)
+	args = append(args, "--auto-compaction-retention="+AutoCompactionRetention, "--snapshot-count="+strconv.Itoa(SnapshotCount))
 	return append(args, optionArgs(EffectiveOptions(c))...)
 }
 
