@@ -268,6 +268,13 @@ func testTakeOver(t *testing.T, c *framework.Cluster, done []adopted) {
 // with a client writing through the legacy client Service throughout.
 func testScaleAndUpgrade(t *testing.T, c *framework.Cluster, op *e2eutil.Operator, a adopted) {
 	ns, name := a.l.Namespace, a.l.Name
+	start := time.Now()
+	t.Cleanup(func() {
+		if t.Failed() {
+			e2eutil.LogEvents(t, c, ns, start)
+			t.Logf("cluster status: %+v", e2eutil.GetCluster(t, c, ns, name).Status)
+		}
+	})
 	a.cli = clientOf(t, c, a.l, a.tls)
 	w := e2eutil.StartWriter(a.cli, name+"-day2")
 	for _, n := range []int32{5, 3} {
