@@ -93,6 +93,11 @@ bootstrap:
     source: s3
     s3: {endpoint: "https://s3.example", bucket: backups, key: etcd/snap.db, credentialsSecretName: s3-creds, region: eu-1, forcePathStyle: true}
 `},
+	{name: "adopted-auth-tls-secrets", values: `
+tls: {mode: secrets, clientAuth: true, peer: false, peerAutoTLS: true, secrets: {server: etcd-server, operatorClient: etcd-client}}
+auth: {enabled: true, passwordlessRoot: true}
+layout: {headlessServiceName: etcd-headless, clientServiceName: etcd, dataDirSubPath: default.etcd}
+`},
 	{name: "pdb-by-chart", values: `podDisruptionBudget: {mode: chart, minAvailable: 2}`},
 	{name: "restore-pvc", values: `bootstrap: {restore: {source: pvc, pvc: {claimName: backups, subPath: snap.db}}}`},
 	{name: "restore-snapshot", values: `bootstrap: {restore: {source: snapshot, snapshotName: etcd-29412345}}`},
@@ -155,6 +160,8 @@ var etcdRejects = []rejectCase{
 	{name: "layout half set", values: `layout: {headlessServiceName: etcd-headless}`, wantErr: []string{"layout.headlessServiceName and layout.clientServiceName are set together"}},
 	{name: "datastore without pki", values: `{dataStore: {enabled: true}, tls: {mode: issuers, issuers: {server: {name: x}}}}`, wantErr: []string{"dataStore.enabled needs tls.mode=pki"}},
 	{name: "auth without secret", values: `auth: {enabled: true}`, wantErr: []string{"auth.rootCredentialsSecretName"}},
+	{name: "auth with secret and passwordless root", values: `auth: {enabled: true, rootCredentialsSecretName: r, passwordlessRoot: true}`,
+		wantErr: []string{"mutually exclusive"}},
 	{name: "auth over plaintext", values: `{auth: {enabled: true, rootCredentialsSecretName: r}, tls: {mode: none}}`, wantErr: []string{"auth.enabled needs TLS"}},
 	{name: "issuers without server", values: `tls: {mode: issuers}`, wantErr: []string{"tls.issuers.server.name"}},
 	{name: "external issuer kind without group", values: `tls: {mode: issuers, issuers: {server: {name: x}, peer: {name: p, kind: AWSPCAClusterIssuer}}}`, wantErr: []string{"tls.issuers.peer.kind", "set tls.issuers.peer.group"}},

@@ -68,8 +68,11 @@ etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
 {{- if and $v.auth.enabled (eq $v.tls.mode "none") }}
 {{- fail "auth.enabled needs TLS on the client plane (tls.mode other than none): credentials must not cross a plaintext connection" }}
 {{- end }}
-{{- if and $v.auth.enabled (not $v.auth.rootCredentialsSecretName) }}
-{{- fail "auth.enabled needs auth.rootCredentialsSecretName (a basic-auth Secret with username root)" }}
+{{- if and $v.auth.enabled (not $v.auth.rootCredentialsSecretName) (not $v.auth.passwordlessRoot) }}
+{{- fail "auth.enabled needs auth.rootCredentialsSecretName (a basic-auth Secret with username root) or auth.passwordlessRoot" }}
+{{- end }}
+{{- if and $v.auth.rootCredentialsSecretName $v.auth.passwordlessRoot }}
+{{- fail "auth.rootCredentialsSecretName and auth.passwordlessRoot are mutually exclusive: a passwordless root has no password" }}
 {{- end }}
 {{- if and (eq $v.tls.mode "issuers") (not $v.tls.issuers.server.name) }}
 {{- fail "tls.mode=issuers needs tls.issuers.server.name" }}

@@ -345,8 +345,9 @@ const (
 
 // Auth: etcd's users and the Secrets the operator reads and writes.
 const (
-	// RootUser and RootRole: the user spec.auth.rootCredentialsSecretRef's password is for,
-	// and etcd's built-in all-powerful role.
+	// RootUser and RootRole: the user spec.auth.rootCredentialsSecretRef's password is for
+	// (or that spec.auth.passwordlessRoot creates without one), and etcd's built-in
+	// all-powerful role.
 	RootUser = "root"
 	RootRole = "root"
 	// OperatorUser is the operator's own etcd user (role root). It lets the operator rotate
@@ -383,7 +384,9 @@ const (
 	MsgStorageClassImmutable    = "spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
 	MsgAuthNoDisable            = "spec.auth.enabled cannot be turned off once on: etcd keeps auth enabled in its data; delete and recreate the cluster to run without auth"
 	MsgAuthRequiresClientTLS    = "spec.auth.enabled requires spec.tls.client (auth credentials must not cross a plaintext connection)"
-	MsgAuthRequiresSecret       = "spec.auth.enabled requires spec.auth.rootCredentialsSecretRef"
+	MsgAuthRequiresSecret       = "spec.auth.enabled requires spec.auth.rootCredentialsSecretRef (root's password) or spec.auth.passwordlessRoot (root reached only by a client certificate whose CN is root)"
+	MsgAuthPasswordlessFixed    = "spec.auth.passwordlessRoot cannot be changed once auth is enabled: etcd keeps a root user's no-password option for as long as auth is on"
+	MsgAuthRootExclusive        = "spec.auth.rootCredentialsSecretRef and spec.auth.passwordlessRoot are mutually exclusive: a passwordless root has no password to apply"
 	MsgBootstrapAddRemove       = "spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
 	MsgBootstrapImmutable       = "spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
 	MsgRestoreMemory            = "spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."

@@ -15,7 +15,8 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.storage.storageClassName) || !has(oldSelf.storage.storageClassName) || self.storage.storageClassName == oldSelf.storage.storageClassName",message="spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
 // +kubebuilder:validation:XValidation:rule="!(has(oldSelf.auth) && has(oldSelf.auth.enabled) && oldSelf.auth.enabled) || (has(self.auth) && has(self.auth.enabled) && self.auth.enabled)",message="spec.auth.enabled cannot be turned off once on: etcd keeps auth enabled in its data; delete and recreate the cluster to run without auth"
 // +kubebuilder:validation:XValidation:rule="!(has(self.auth) && has(self.auth.enabled) && self.auth.enabled) || (has(self.tls) && has(self.tls.client))",message="spec.auth.enabled requires spec.tls.client (auth credentials must not cross a plaintext connection)"
-// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && has(self.auth.enabled) && self.auth.enabled) || has(self.auth.rootCredentialsSecretRef)",message="spec.auth.enabled requires spec.auth.rootCredentialsSecretRef"
+// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && has(self.auth.enabled) && self.auth.enabled) || has(self.auth.rootCredentialsSecretRef) || (has(self.auth.passwordlessRoot) && self.auth.passwordlessRoot)",message="spec.auth.enabled requires spec.auth.rootCredentialsSecretRef (root's password) or spec.auth.passwordlessRoot (root reached only by a client certificate whose CN is root)"
+// +kubebuilder:validation:XValidation:rule="!(has(oldSelf.auth) && has(oldSelf.auth.enabled) && oldSelf.auth.enabled) || ((has(self.auth) && has(self.auth.passwordlessRoot) && self.auth.passwordlessRoot) == (has(oldSelf.auth.passwordlessRoot) && oldSelf.auth.passwordlessRoot))",message="spec.auth.passwordlessRoot cannot be changed once auth is enabled: etcd keeps a root user's no-password option for as long as auth is on"
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
 // +kubebuilder:validation:XValidation:rule="!has(self.bootstrap) || !has(oldSelf.bootstrap) || self.bootstrap == oldSelf.bootstrap",message="spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
 // +kubebuilder:validation:XValidation:rule="!(has(self.bootstrap) && has(self.bootstrap.restore)) || !(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
@@ -226,6 +227,7 @@ type PeerCertManager struct {
 }
 
 // AuthSpec configures etcd authentication.
+// +kubebuilder:validation:XValidation:rule="!(has(self.rootCredentialsSecretRef) && has(self.passwordlessRoot) && self.passwordlessRoot)",message="spec.auth.rootCredentialsSecretRef and spec.auth.passwordlessRoot are mutually exclusive: a passwordless root has no password to apply"
 type AuthSpec struct {
 	// Enabled turns etcd authentication on once the cluster has formed; it may be set on a
 	// running cluster but not turned off again.
@@ -236,6 +238,12 @@ type AuthSpec struct {
 	// the cluster so that it watches it.
 	// +optional
 	RootCredentialsSecretRef *corev1.LocalObjectReference `json:"rootCredentialsSecretRef,omitempty"`
+	// PasswordlessRoot creates root without a password (etcd's NoPassword option): root is
+	// reached only with a client certificate whose CN is root, as the legacy etcd.aenix.io
+	// operator and kamaji-etcd run it (etcd-migrate sets it for the clusters it adopts). The
+	// operator still logs in as its own user. Cannot be changed once auth is on. Addition.
+	// +optional
+	PasswordlessRoot bool `json:"passwordlessRoot,omitempty"`
 }
 
 // BootstrapSpec is consulted once, before the cluster first forms.

@@ -121,6 +121,10 @@ func TestCreateRejections(t *testing.T) {
 			s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"}}}
 			s.Auth = &v1.AuthSpec{Enabled: true}
 		}, v1.MsgAuthRequiresSecret},
+		{"auth with both a root secret and a passwordless root", func(s *v1.EtcdClusterSpec) {
+			authOn("root")(s)
+			s.Auth.PasswordlessRoot = true
+		}, v1.MsgAuthRootExclusive},
 		{"client tls with both sources", func(s *v1.EtcdClusterSpec) {
 			s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{
 				ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"},
@@ -250,6 +254,12 @@ func TestUpdateRejections(t *testing.T) {
 		{"auth without client tls", nil, authOnly("root"), v1.MsgAuthRequiresClientTLS},
 		{"auth turned off", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth.Enabled = false }, v1.MsgAuthNoDisable},
 		{"auth removed", authOn("root"), func(s *v1.EtcdClusterSpec) { s.Auth = nil }, v1.MsgAuthNoDisable},
+		{"passwordless root turned on", authOn("root"), func(s *v1.EtcdClusterSpec) {
+			s.Auth = &v1.AuthSpec{Enabled: true, PasswordlessRoot: true}
+		}, v1.MsgAuthPasswordlessFixed},
+		{"passwordless root turned off", authPasswordless, func(s *v1.EtcdClusterSpec) {
+			s.Auth = &v1.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "root"}}
+		}, v1.MsgAuthPasswordlessFixed},
 		{"peer autoTLS to certificates", func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{AutoTLS: true}} },
 			func(s *v1.EtcdClusterSpec) { s.TLS.Peer = peerIssuer(v1.IssuerReference{Name: "ca"}).Peer }, v1.MsgTLSPeerImmutable},
 		{"layout added", nil, func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{DataDirSubPath: "default.etcd"} }, v1.MsgLayoutImmutable},
@@ -402,6 +412,12 @@ func authOn(secret string) func(*v1.EtcdClusterSpec) {
 	}
 }
 
+// authPasswordless: client TLS and auth with a root that has no password.
+func authPasswordless(s *v1.EtcdClusterSpec) {
+	s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"}}}
+	s.Auth = &v1.AuthSpec{Enabled: true, PasswordlessRoot: true}
+}
+
 // TestAuthUpdatesAccepted: auth may be turned on for a running cluster (added, or flipped from
 // disabled), and its Secret reference may change (a rotation through a new Secret).
 func TestAuthUpdatesAccepted(t *testing.T) {
@@ -420,6 +436,9 @@ func TestAuthUpdatesAccepted(t *testing.T) {
 		{"secret changed", authOn("root"), authOn("root-2")},
 		{"disabled auth removed", func(s *v1.EtcdClusterSpec) { tlsOnly(s); s.Auth = &v1.AuthSpec{} },
 			func(s *v1.EtcdClusterSpec) { s.Auth = nil }},
+		{"passwordless root added with auth", tlsOnly, authPasswordless},
+		{"passwordless root chosen before auth is on", func(s *v1.EtcdClusterSpec) { tlsOnly(s); s.Auth = &v1.AuthSpec{PasswordlessRoot: true} },
+			authOn("root")},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,7 +43,14 @@ type SecretReader interface {
 
 // Wanted reports whether spec asks for auth.
 func Wanted(c *v1alpha2.EtcdCluster) bool {
-	return c.Spec.Auth != nil && c.Spec.Auth.Enabled && c.Spec.Auth.RootCredentialsSecretRef != nil
+	return c.Spec.Auth != nil && c.Spec.Auth.Enabled && (c.Spec.Auth.RootCredentialsSecretRef != nil || c.Spec.Auth.PasswordlessRoot)
+}
+
+// Passwordless reports a root without a password (spec.auth.passwordlessRoot): it is reached
+// only by a client certificate whose CN is root, so dialling as root means dialling with the
+// operator's client certificate and no username.
+func Passwordless(c *v1alpha2.EtcdCluster) bool {
+	return c.Spec.Auth != nil && c.Spec.Auth.PasswordlessRoot
 }
 
 // MissingError says the root credentials cannot be read: the Secret or its password key is
@@ -92,7 +99,7 @@ func ReadOperator(ctx context.Context, r SecretReader, c *v1alpha2.EtcdCluster) 
 }
 
 // Credentials is who the operator dials a cluster with auth on as: its own user, or root when
-// the owned Secret is gone. (Until auth has latched, it dials anonymously.)
+// the owned Secret is gone (see RootCredentials). (Until auth has latched, it dials anonymously.)
 func Credentials(ctx context.Context, r SecretReader, c *v1alpha2.EtcdCluster) (user, password string, err error) {
 	op, ok, err := ReadOperator(ctx, r, c)
 	if err != nil {
@@ -104,8 +111,12 @@ func Credentials(ctx context.Context, r SecretReader, c *v1alpha2.EtcdCluster) (
 	return RootCredentials(ctx, r, c)
 }
 
-// RootCredentials is root and its password from the spec's Secret.
+// RootCredentials is root and its password from the spec's Secret; for a passwordless root,
+// no username at all: etcd then takes the client certificate's CN (root) for the user.
 func RootCredentials(ctx context.Context, r SecretReader, c *v1alpha2.EtcdCluster) (user, password string, err error) {
+	if Passwordless(c) {
+		return "", "", nil
+	}
 	if c.Spec.Auth == nil || c.Spec.Auth.RootCredentialsSecretRef == nil {
 		return "", "", &MissingError{Message: "etcd has auth enabled but spec.auth.rootCredentialsSecretRef is not set"}
 	}

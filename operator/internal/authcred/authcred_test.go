@@ -24,12 +24,33 @@ func (s secrets) Secret(_ context.Context, ns, name string) (*corev1.Secret, err
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: d}, nil
 }
 
-func authCluster(latched bool) *v1alpha2.EtcdCluster {
-	return &v1alpha2.EtcdCluster{
+func authCluster(latched, passwordless bool) *v1alpha2.EtcdCluster {
+	c := &v1alpha2.EtcdCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "uid-1"},
 		Spec: v1alpha2.EtcdClusterSpec{Auth: &v1alpha2.AuthSpec{Enabled: true,
 			RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "root"}}},
 		Status: v1alpha2.EtcdClusterStatus{AuthEnabled: latched},
+	}
+	if passwordless {
+		c.Spec.Auth = &v1alpha2.AuthSpec{Enabled: true, PasswordlessRoot: true}
+	}
+	return c
+}
+
+// A passwordless root is wanted auth, and is dialled by certificate alone: no username, no
+// Secret to read.
+func TestCredentialsPasswordlessRoot(t *testing.T) {
+	ctx := context.Background()
+	c := authCluster(true, true)
+	if !Wanted(c) || !Passwordless(c) {
+		t.Fatalf("Wanted %v, Passwordless %v: want both", Wanted(c), Passwordless(c))
+	}
+	op := OperatorSecretData(Operator{Username: v1alpha2.OperatorUser, Password: "op-pw"})
+	if user, pass, err := Credentials(ctx, secrets{v1alpha2.OperatorAuthSecretName("c"): op}, c); err != nil || user != v1alpha2.OperatorUser || pass != "op-pw" {
+		t.Errorf("with the owned Secret: %q/%q %v, want the operator's user", user, pass, err)
+	}
+	if user, pass, err := Credentials(ctx, secrets{}, c); err != nil || user != "" || pass != "" {
+		t.Errorf("without it: %q/%q %v, want no username (root by certificate)", user, pass, err)
 	}
 }
 
@@ -51,7 +72,7 @@ func TestCredentials(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			user, pass, err := Credentials(ctx, tc.secrets, authCluster(tc.latched))
+			user, pass, err := Credentials(ctx, tc.secrets, authCluster(tc.latched, false))
 			var missing *MissingError
 			switch {
 			case tc.missing != "":
@@ -68,7 +89,7 @@ func TestCredentials(t *testing.T) {
 }
 
 func TestHashIsSaltedAndNeverThePassword(t *testing.T) {
-	a, b := authCluster(true), authCluster(true)
+	a, b := authCluster(true, false), authCluster(true, false)
 	b.UID = "uid-2"
 	h := Hash(a, "secret-pw")
 	if h != Hash(a, "secret-pw") || h == Hash(a, "other-pw") {

@@ -99,6 +99,9 @@ type Client interface {
 	AuthStatus(ctx context.Context) (enabled bool, err error)
 	AuthEnable(ctx context.Context) error
 	UserAdd(ctx context.Context, name, password string) error
+	// UserAddNoPassword adds a user that can only authenticate by a client certificate
+	// whose CN is its name (etcd's NoPassword option).
+	UserAddNoPassword(ctx context.Context, name string) error
 	UserChangePassword(ctx context.Context, name, password string) error
 	UserGrantRole(ctx context.Context, name, role string) error
 	// Snapshot streams the connected member's database (see remote.Snapshot).

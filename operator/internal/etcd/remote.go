@@ -242,6 +242,13 @@ func (r *remote) UserAdd(ctx context.Context, name, password string) error {
 	return err
 }
 
+func (r *remote) UserAddNoPassword(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	_, err := r.c.UserAddWithOptions(ctx, name, "", &clientv3.UserAddOptions{NoPassword: true})
+	return err
+}
+
 func (r *remote) UserChangePassword(ctx context.Context, name, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
 	defer cancel()

@@ -98,8 +98,9 @@ type Conn struct {
 	etcd.Client
 	// Target is what the client was dialled with: endpoints, TLS, user.
 	Target etcd.Target
-	// AsRoot: the operator's own user was refused or its Secret is gone, so root and the
-	// password of spec.auth.rootCredentialsSecretRef were used.
+	// AsRoot: the operator's own user was refused or its Secret is gone, so root was used:
+	// with the password of spec.auth.rootCredentialsSecretRef, or by the client certificate
+	// (spec.auth.passwordlessRoot).
 	AsRoot bool
 }
 
@@ -121,8 +122,9 @@ func (a *Access) Dial(ctx context.Context, req Request) (Conn, error) {
 		return Conn{}, err
 	}
 	target.Username, target.Password = user, pw
-	conn, err := a.dial(ctx, target, user == v1alpha2.RootUser)
-	if !etcd.IsAuthFailed(err) || user == v1alpha2.RootUser {
+	asRoot := user == v1alpha2.RootUser || user == "" // "": root by its certificate (passwordless root)
+	conn, err := a.dial(ctx, target, asRoot)
+	if !etcd.IsAuthFailed(err) || asRoot {
 		return conn, err
 	}
 	// etcd refuses the operator's own user (its Secret lost, data from another cluster): root

@@ -142,6 +142,16 @@ func TestDialCredentialsOnceAuthIsOn(t *testing.T) {
 			t.Errorf("conn %+v, err %v, want root", conn.Target, err)
 		}
 	})
+	t.Run("a passwordless root by its certificate when etcd refuses the operator's user", func(t *testing.T) {
+		a, f := setup(t, srv, op)
+		f.Cluster("tenant/c").EnableAuthBehindOperator("unused") // no operator user in etcd
+		c := cluster(withAuth)
+		c.Spec.Auth = &v1alpha2.AuthSpec{Enabled: true, PasswordlessRoot: true}
+		conn, err := a.Dial(ctx, Request{Cluster: c, Members: members})
+		if err != nil || !conn.AsRoot || conn.Target.Username != "" || conn.Target.Password != "" {
+			t.Errorf("conn %+v, err %v, want root by certificate (no username)", conn.Target, err)
+		}
+	})
 	t.Run("both refused", func(t *testing.T) {
 		a, f := setup(t, srv, secret("root", map[string][]byte{"password": []byte("wrong")}), op)
 		f.Cluster("tenant/c").EnableAuthBehindOperator("root-pw")

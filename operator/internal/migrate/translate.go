@@ -97,10 +97,7 @@ func Translate(in Input) Translation {
 		ClusterID: etcd.FormatID(in.Live.ClusterID), ClusterToken: token,
 		ClientTLSServing: legacy.ServerTLS(l),
 	}
-	if in.Live.AuthEnabled || legacy.AuthEnabled(l) {
-		fs.block("spec.security.enableAuth", "adopting a cluster with etcd auth is not supported yet: the legacy root user "+
-			"has no password and authenticates by certificate, while this operator logs in with a password")
-	}
+	translateAuth(l, in, c, &fs)
 	return Translation{Cluster: c, Members: translateMembers(c, in, &fs), Findings: fs}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/cozystack/etcd-operator/internal/golden"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/migrate/legacy"
+	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
 )
 
 // legacyCluster is the legacy operator's default cluster after its webhook: 3 replicas, 4Gi.
@@ -85,7 +86,15 @@ func TestTranslateFindings(t *testing.T) {
 		{"PVC owned elsewhere", func(in *Input) { in.Live.Members[2].PVCOwner = "EtcdMember/other" }, Blocker, "member kv-2"},
 		{"image by digest", etcdImage("quay.io/coreos/etcd@sha256:00"), Blocker, "spec.podTemplate.spec.containers[etcd].image"},
 		{"image not a release", etcdImage("quay.io/coreos/etcd:latest"), Blocker, "spec.podTemplate.spec.containers[etcd].image"},
-		{"auth enabled", func(in *Input) { in.Live.AuthEnabled = true }, Blocker, "spec.security.enableAuth"},
+		{"auth without a client certificate", func(in *Input) { in.Live.AuthEnabled = true }, Blocker, "spec.security.enableAuth"},
+		{"auth with a client certificate not CN root", func(in *Input) {
+			tlsSecrets(func(s map[string]map[string][]byte) { s["op"]["tls.crt"] = clientCertPEM(t, "admin") })(in)
+			in.Live.AuthEnabled = true
+		}, Blocker, "spec.security.tls.clientSecret"},
+		{"auth asked for but off in etcd", func(in *Input) {
+			tlsSecrets(func(map[string]map[string][]byte) {})(in)
+			in.Legacy.Spec.Security.EnableAuth = true
+		}, Warning, "spec.security.enableAuth"},
 		{"quota not a number", option("quota-backend-bytes", "8G"), Blocker, "spec.options.quota-backend-bytes"},
 		{"compaction mode unknown", option("auto-compaction-mode", "hourly"), Blocker, "spec.options.auto-compaction-mode"},
 		{"compaction retention not a duration", option("auto-compaction-retention", "1 day"), Blocker, "spec.options.auto-compaction-retention"},
@@ -140,6 +149,31 @@ func TestTranslateBYOTLS(t *testing.T) {
 	if !tr.Cluster.Status.ClientTLSServing || tr.Members[0].Spec.TLS.ClientPlaintext {
 		t.Errorf("members serve TLS only: status %+v member tls %+v", tr.Cluster.Status, tr.Members[0].Spec.TLS)
 	}
+}
+
+// TestTranslateAuth: a legacy cluster with auth on (root without a password, reached by the
+// CN-root client certificate) is adopted with auth kept on and latched: no window without it.
+func TestTranslateAuth(t *testing.T) {
+	in := input(legacyCluster())
+	tlsSecrets(func(s map[string]map[string][]byte) { s["op"]["tls.crt"] = clientCertPEM(t, "root") })(&in)
+	in.Legacy.Spec.Security.EnableAuth = true
+	in.Live.AuthEnabled = true
+	tr := Translate(in)
+	if tr.Findings.Blocked() {
+		t.Fatalf("blocked: %s", tr.Findings.Blockers())
+	}
+	if a := tr.Cluster.Spec.Auth; a == nil || !a.Enabled || !a.PasswordlessRoot || a.RootCredentialsSecretRef != nil {
+		t.Errorf("spec.auth %+v, want enabled with a passwordless root", a)
+	}
+	if !tr.Cluster.Status.AuthEnabled {
+		t.Errorf("status.authEnabled not latched: the operator would dial anonymously")
+	}
+}
+
+// clientCertPEM is a self-signed client certificate with the CN.
+func clientCertPEM(t *testing.T, cn string) []byte {
+	t.Helper()
+	return pkitest.NewCA(t, "legacy-ca").ClientSecretData(t, cn)["tls.crt"]
 }
 
 func TestRenderPlan(t *testing.T) {

@@ -45,18 +45,8 @@ func (r *Reconciler) ensureAuth(ctx context.Context, st *clusterState) error {
 		// until every member serves TLS and the operator dials it (status.clientTLSServing).
 		return nil
 	}
-	rootPW, sec, err := authcred.RootPassword(ctx, r.TLS, c)
-	if sec != nil {
-		if werr := r.watchSecret(ctx, c, sec); werr != nil {
-			return werr
-		}
-	}
-	if err != nil {
-		r.authFailed(st, err)
-		var missing *authcred.MissingError
-		if errors.As(err, &missing) {
-			return nil
-		}
+	root, ok, err := r.rootCredential(ctx, st)
+	if !ok {
 		return err
 	}
 	op, err := r.ensureOperatorSecret(ctx, c)
@@ -69,13 +59,77 @@ func (r *Reconciler) ensureAuth(ctx context.Context, st *clusterState) error {
 		// enabled, step 2), a client could log in over it.
 		return nil
 	case !st.status.AuthEnabled:
-		return r.enableAuth(ctx, st, rootPW, op)
+		return r.enableAuth(ctx, st, root, op)
 	case st.auth.asRoot:
-		return r.repairOperatorUser(ctx, st, rootPW, op)
-	case op.RootHash != authcred.Hash(c, rootPW):
-		return r.rotateRoot(ctx, st, rootPW, op)
+		return r.repairOperatorUser(ctx, st, root, op)
+	case !root.passwordless && op.RootHash != authcred.Hash(c, root.password):
+		return r.rotateRoot(ctx, st, root.password)
 	}
 	return nil
+}
+
+// rootCredential is what root authenticates with: the password of spec.auth's Secret, or
+// its client certificate alone (spec.auth.passwordlessRoot).
+type rootCredential struct {
+	password     string
+	passwordless bool
+}
+
+// rootCredential reads root's password (watching its Secret); ok is false when the pass must
+// not go on with auth: a missing Secret or key is a condition (nil error), others are errors.
+func (r *Reconciler) rootCredential(ctx context.Context, st *clusterState) (rootCredential, bool, error) {
+	c := st.cluster
+	if authcred.Passwordless(c) {
+		return rootCredential{passwordless: true}, true, nil
+	}
+	pw, sec, err := authcred.RootPassword(ctx, r.TLS, c)
+	if sec != nil {
+		if werr := r.watchSecret(ctx, c, sec); werr != nil {
+			return rootCredential{}, false, werr
+		}
+	}
+	if err != nil {
+		r.authFailed(st, err)
+		var missing *authcred.MissingError
+		if errors.As(err, &missing) {
+			return rootCredential{}, false, nil
+		}
+		return rootCredential{}, false, err
+	}
+	return rootCredential{password: pw}, true, nil
+}
+
+// addRoot creates root: with its password, or without one (reached by certificate only).
+func addRoot(ctx context.Context, cli etcd.Client, root rootCredential) error {
+	if !root.passwordless {
+		return ensureUser(ctx, cli, v1alpha2.RootUser, root.password)
+	}
+	if err := cli.UserAddNoPassword(ctx, v1alpha2.RootUser); err != nil && !etcd.IsUserExists(err) {
+		return fmt.Errorf("user %s: %w", v1alpha2.RootUser, err)
+	}
+	if err := cli.UserGrantRole(ctx, v1alpha2.RootUser, v1alpha2.RootRole); err != nil {
+		return fmt.Errorf("grant role %s to %s: %w", v1alpha2.RootRole, v1alpha2.RootUser, err)
+	}
+	return nil
+}
+
+// rootHash is what the owned Secret records of root's applied password ("" when it has none).
+func rootHash(c *v1alpha2.EtcdCluster, root rootCredential) string {
+	if root.passwordless {
+		return ""
+	}
+	return authcred.Hash(c, root.password)
+}
+
+// rootDescription says in an Event how root authenticates.
+func rootDescription(c *v1alpha2.EtcdCluster) string {
+	switch {
+	case authcred.Passwordless(c):
+		return "root has no password: it is reached only by a client certificate whose CN is root"
+	case c.Spec.Auth == nil || c.Spec.Auth.RootCredentialsSecretRef == nil:
+		return "spec.auth names no root credentials"
+	}
+	return fmt.Sprintf("root's password is the %q key of Secret %s", corev1.BasicAuthPasswordKey, c.Spec.Auth.RootCredentialsSecretRef.Name)
 }
 
 // plaintextListenerLeft: a member is asked to keep a plaintext client listener, or its Pod may
@@ -98,7 +152,7 @@ func plaintextListenerLeft(st *clusterState) bool {
 // root role, enables auth and latches status.authEnabled. Auth already on (a pass that died
 // before the latch, or data restored with auth) is latched as it is; the next dial proves the
 // credentials.
-func (r *Reconciler) enableAuth(ctx context.Context, st *clusterState, rootPW string, op authcred.Operator) error {
+func (r *Reconciler) enableAuth(ctx context.Context, st *clusterState, root rootCredential, op authcred.Operator) error {
 	c, cli := st.cluster, st.etcd.client
 	on, err := cli.AuthStatus(ctx)
 	if etcd.IsAuthRequired(err) {
@@ -108,7 +162,7 @@ func (r *Reconciler) enableAuth(ctx context.Context, st *clusterState, rootPW st
 		return fmt.Errorf("AuthStatus: %w", err)
 	}
 	if !on {
-		if err := ensureUser(ctx, cli, v1alpha2.RootUser, rootPW); err != nil {
+		if err := addRoot(ctx, cli, root); err != nil {
 			return err
 		}
 		if err := ensureUser(ctx, cli, op.Username, op.Password); err != nil {
@@ -117,10 +171,9 @@ func (r *Reconciler) enableAuth(ctx context.Context, st *clusterState, rootPW st
 		if err := cli.AuthEnable(ctx); err != nil {
 			return fmt.Errorf("AuthEnable: %w", err)
 		}
-		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonAuthEnabled, "EnableAuth",
-			"etcd authentication enabled; root's password is the %q key of Secret %s", corev1.BasicAuthPasswordKey, c.Spec.Auth.RootCredentialsSecretRef.Name)
+		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonAuthEnabled, "EnableAuth", "etcd authentication enabled; %s", rootDescription(c))
 	}
-	if err := r.saveRootHash(ctx, c, authcred.Hash(c, rootPW)); err != nil {
+	if err := r.saveRootHash(ctx, c, rootHash(c, root)); err != nil {
 		return err
 	}
 	st.status.AuthEnabled, st.auth.changed = true, true
@@ -132,12 +185,12 @@ func (r *Reconciler) enableAuth(ctx context.Context, st *clusterState, rootPW st
 }
 
 // repairOperatorUser (re)creates the operator's user with its Secret's password; the pass
-// dialled as root, so root's password is the Secret's.
-func (r *Reconciler) repairOperatorUser(ctx context.Context, st *clusterState, rootPW string, op authcred.Operator) error {
+// dialled as root, so root's password is the Secret's (or root has none).
+func (r *Reconciler) repairOperatorUser(ctx context.Context, st *clusterState, root rootCredential, op authcred.Operator) error {
 	if err := ensureUser(ctx, st.etcd.client, op.Username, op.Password); err != nil {
 		return err
 	}
-	if err := r.saveRootHash(ctx, st.cluster, authcred.Hash(st.cluster, rootPW)); err != nil {
+	if err := r.saveRootHash(ctx, st.cluster, rootHash(st.cluster, root)); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("etcd user of the operator recreated", "user", op.Username)
@@ -147,7 +200,7 @@ func (r *Reconciler) repairOperatorUser(ctx context.Context, st *clusterState, r
 
 // rotateRoot applies a changed Secret password to root. The operator's own user makes the
 // change, so the old password is not needed.
-func (r *Reconciler) rotateRoot(ctx context.Context, st *clusterState, rootPW string, op authcred.Operator) error {
+func (r *Reconciler) rotateRoot(ctx context.Context, st *clusterState, rootPW string) error {
 	c := st.cluster
 	if err := st.etcd.client.UserChangePassword(ctx, v1alpha2.RootUser, rootPW); err != nil {
 		return fmt.Errorf("change root's password: %w", err)
@@ -186,8 +239,7 @@ func (r *Reconciler) authFailed(st *clusterState, err error) {
 		reason, msg = v1alpha2.ReasonAuthCredentialsMissing, missing.Message
 	case etcd.IsAuthFailed(err):
 		reason = v1alpha2.ReasonAuthCredentialsRejected
-		msg = fmt.Sprintf("etcd refused the operator's user and root with the password in Secret %s: %v",
-			st.cluster.Spec.Auth.RootCredentialsSecretRef.Name, err)
+		msg = fmt.Sprintf("etcd refused the operator's user and root (%s): %v", rootDescription(st.cluster), err)
 	default:
 		return
 	}

@@ -162,7 +162,8 @@ func alarmsOf(answered map[uint64]etcd.EndpointStatus) []string {
 func (r *Reconciler) authNotConfigured(st *clusterState) {
 	c := cond(v1alpha2.ConditionDegraded, true, v1alpha2.ReasonAuthRequiredNotConfigured,
 		"etcd has authentication enabled but spec.auth is not configured: set spec.auth.enabled and "+
-			"spec.auth.rootCredentialsSecretRef to a Secret with root's password")
+			"spec.auth.rootCredentialsSecretRef to a Secret with root's password (or spec.auth.passwordlessRoot "+
+			"when root has none and the operator's client certificate has CN root)")
 	st.auth.problem = &c
 	if st.memo.due(st.cluster, topicAuth, c.Reason) {
 		r.event(st.cluster, corev1.EventTypeWarning, c.Reason, "Authenticate", "%s", c.Message)

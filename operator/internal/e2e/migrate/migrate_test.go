@@ -68,7 +68,9 @@ func TestMigrate(t *testing.T) {
 		{"LearnerRefused", func(t *testing.T) { testLearnerRefused(t, c, k, ns) }},
 		{"ResumesAfterEachStep", func(t *testing.T) { done = append(done, testResumes(t, c, ns)) }},
 		{"AutoTLSPeers", func(t *testing.T) { done = append(done, testAdopt(t, c, k, ns, "kv", nil)) }},
-		{"BYOTLS", func(t *testing.T) { done = append(done, testAdopt(t, c, k, ns, "sec", byoTLS(t, c, ns, "sec"))) }},
+		// TLS as the legacy operator wires it, with auth on: root without a password, reached by
+		// the CN-root client certificate.
+		{"BYOTLSAndAuth", func(t *testing.T) { done = append(done, testAdopt(t, c, k, ns, "sec", byoTLS(t, c, ns, "sec"))) }},
 		// The operator lives as long as the whole test: the next step needs it too.
 		{"OperatorTakesOver", func(st *testing.T) { op = e2eutil.StartSuiteOperator(t, c, 300); testTakeOver(st, c, done) }},
 		{"ScaleAndUpgrade", func(t *testing.T) { testScaleAndUpgrade(t, c, op, done[1]) }},
@@ -152,6 +154,9 @@ func testAdopt(t *testing.T, c *framework.Cluster, k tool, ns, name string, tlsC
 		withTLS = func(cfg *clientv3.Config) { tlsCfg(nil, cfg) }
 	}
 	a := adopted{l: l, tls: withTLS, cli: clientOf(t, c, l, withTLS), restart: tlsCfg != nil}
+	if legacy.AuthEnabled(l) {
+		enableLegacyAuth(t, a.cli)
+	}
 	pods := podNames(e2eutil.LegacyPods(t, c, ns, name))
 	a.ids, a.facts = memberIDs(t, a.cli), factsOf(t, c, ns, pods)
 
@@ -166,11 +171,13 @@ func testAdopt(t *testing.T, c *framework.Cluster, k tool, ns, name string, tlsC
 	}
 	w := e2eutil.StartWriter(a.cli, name)
 	p := startProbe(c, addrs...)
+	authWatch := watchAuth(a.cli, legacy.AuthEnabled(l))
 	backup := filepath.Join(t.TempDir(), name+".db")
 	start := time.Now()
 	out, errOut, code = k.run(t, ns, name, "--apply", "--yes", "--backup-file", backup)
 	took := time.Since(start)
 	tries, failedDials := p.Stop()
+	authWatch.check(t)
 	failedBefore := w.Failed()
 	if code != 0 {
 		t.Fatalf("--apply: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
@@ -237,7 +244,7 @@ func byoTLS(t *testing.T, c *framework.Cluster, ns, name string) func(*legacy.Et
 	cfg := e2eutil.TLSConfig(t, c, ns, name+"-server", name+"-client")
 	return func(l *legacy.EtcdCluster, cc *clientv3.Config) {
 		if l != nil {
-			l.Spec.Security = &legacy.SecuritySpec{TLS: legacy.TLSSpec{
+			l.Spec.Security = &legacy.SecuritySpec{EnableAuth: true, TLS: legacy.TLSSpec{
 				ServerSecret: name + "-server", ServerTrustedCASecret: name + "-server",
 				ClientSecret: name + "-client", ClientTrustedCASecret: name + "-server",
 				PeerSecret: name + "-peer", PeerTrustedCASecret: name + "-peer"}}
@@ -255,6 +262,9 @@ func testTakeOver(t *testing.T, c *framework.Cluster, done []adopted) {
 		a.cli = clientOf(t, c, a.l, a.tls)
 		took := e2eutil.WaitConvergedWith(t, c, a.l.Namespace, a.l.Name, len(a.ids), a.cli, convergeTimeout)
 		t.Logf("%s converged under the operator in %s", a.l.Name, took.Round(time.Millisecond))
+		if legacy.AuthEnabled(a.l) {
+			checkOperatorUser(t, a.cli)
+		}
 		if got := memberIDs(t, a.cli); !equalIDs(got, a.ids) {
 			t.Errorf("%s: member IDs %v, were %v", a.l.Name, got, a.ids)
 		}

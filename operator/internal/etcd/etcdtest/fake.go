@@ -66,7 +66,11 @@ func (f *FakeFactory) Client(_ context.Context, t etcd.Target) (etcd.Client, err
 	if err := c.authenticate(t.Username, t.Password); err != nil {
 		return nil, err
 	}
-	return &fakeSession{FakeCluster: c, user: t.Username, tls: t.TLS != nil}, nil
+	user := t.Username
+	if user == "" {
+		user = c.knownUser(certificateUser(t.TLS))
+	}
+	return &fakeSession{FakeCluster: c, user: user, tls: t.TLS != nil}, nil
 }
 
 // Forget implements etcd.Factory.

@@ -2,6 +2,8 @@ package etcdtest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"slices"
 
@@ -16,8 +18,9 @@ type fakeAuth struct {
 }
 
 type fakeUser struct {
-	password string
-	roles    []string
+	password   string
+	noPassword bool
+	roles      []string
 }
 
 // fakeSession is one client of a FakeCluster: the cluster plus the user it authenticated as
@@ -66,16 +69,48 @@ func (c *FakeCluster) SetPasswordBehindOperator(name, password string) {
 	}
 }
 
+// UserHasNoPassword reports whether a user was added with etcd's NoPassword option.
+func (c *FakeCluster) UserHasNoPassword(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.auth.users[name]
+	return ok && u.noPassword
+}
+
 func (c *FakeCluster) authenticate(user, password string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if user == "" || !c.auth.enabled {
 		return nil // clientv3 treats "auth not enabled" as success
 	}
-	if u, ok := c.auth.users[user]; !ok || u.password != password {
+	if u, ok := c.auth.users[user]; !ok || u.noPassword || u.password != password {
 		return rpctypes.ErrAuthFailed
 	}
 	return nil
+}
+
+// knownUser is name when the fake has that user, else "" (anonymous; real etcd would refuse
+// the unknown user's calls with a different error).
+func (c *FakeCluster) knownUser(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.auth.users[name]; ok && name != "" {
+		return name
+	}
+	return ""
+}
+
+// certificateUser is who etcd takes a client without a username for: the CN of its TLS
+// client certificate, or nobody.
+func certificateUser(cfg *tls.Config) string {
+	if cfg == nil || len(cfg.Certificates) == 0 || len(cfg.Certificates[0].Certificate) == 0 {
+		return ""
+	}
+	leaf, err := x509.ParseCertificate(cfg.Certificates[0].Certificate[0])
+	if err != nil {
+		return ""
+	}
+	return leaf.Subject.CommonName
 }
 
 // permitted is etcd's check for admin calls: with auth on, only a user with the root role.
@@ -218,6 +253,16 @@ func (s *fakeSession) UserAdd(_ context.Context, name, password string) error {
 	}
 	s.auth.users[name] = &fakeUser{password: password}
 	s.ops = append(s.ops, "user-add "+name+s.plaintextMark())
+	return nil
+}
+
+func (s *fakeSession) UserAddNoPassword(ctx context.Context, name string) error {
+	if err := s.UserAdd(ctx, name, ""); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.auth.users[name].noPassword = true
 	return nil
 }
 
