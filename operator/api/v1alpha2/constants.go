@@ -95,6 +95,9 @@ const (
 	// RestoreContainer and ToolsContainer are the seed's init containers of a restore.
 	RestoreContainer = "restore"
 	ToolsContainer   = "install-tools"
+	// PeerFixturesContainer installs the peer certificate for auto-TLS to present while peers
+	// move from auto-TLS to certificates.
+	PeerFixturesContainer = "peer-fixtures"
 	// AnnotationQuorumLoss on an EtcdRestore says the cluster controller made it to recover a
 	// cluster that lost quorum for good: no safety snapshot can be taken.
 	AnnotationQuorumLoss = LabelPrefix + "quorum-loss"
@@ -216,6 +219,13 @@ const (
 	// ReasonClientTLSServing: every member serves TLS; the operator dials with TLS and members
 	// are restarted once more without the plaintext listener (Event).
 	ReasonClientTLSServing = "ClientTLSServing"
+
+	// ReasonMovingPeersOffAutoTLS: spec.tls.peer moved from autoTLS to certificates; members are
+	// restarted one at a time to present the certificates while still on auto-TLS (Event).
+	ReasonMovingPeersOffAutoTLS = "MovingPeersOffAutoTLS"
+	// ReasonPeerCertificatesPresented: every member presents the peer certificates; members are
+	// restarted once more to verify their peers (peer mTLS) (Event).
+	ReasonPeerCertificatesPresented = "PeerCertificatesPresented"
 
 	// ReasonRestoreFailed: the seed's restore from a snapshot failed for a cause the restore
 	// agent could not name (its message follows); nothing is started from it. A named cause is
@@ -376,7 +386,7 @@ const (
 	MsgMediumImmutable          = "spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"
 	MsgSizeNoShrink             = "spec.storage.size cannot be shrunk"
 	MsgTLSClientImmutable       = "spec.tls.client can be added to a running cluster (its members are restarted one at a time into TLS) but not removed or changed; delete and recreate to remove or change it. spec.tls.certificateTemplate may be changed"
-	MsgTLSPeerImmutable         = "spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS, or moving peers from autoTLS to certificates, on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
+	MsgTLSPeerImmutable         = "spec.tls.peer cannot be added, removed or changed on an existing cluster, except from autoTLS to certificates (secretRef or certManager), which the operator rolls out without cutting any member off; enabling peer TLS on a plaintext cluster is not supported: delete and recreate. spec.tls.certificateTemplate may be changed"
 	MsgIssuerKind               = "issuerRef.kind must be Issuer or ClusterIssuer for cert-manager.io issuers; set issuerRef.group to name an external issuer of another kind"
 	MsgRenewBeforeDuration      = "spec.tls.certificateTemplate.renewBefore must be shorter than duration"
 	MsgPrivateKeySize           = "spec.tls.certificateTemplate.privateKey.size must be 2048-8192 for RSA, 256, 384 or 521 for ECDSA, and unset for Ed25519"

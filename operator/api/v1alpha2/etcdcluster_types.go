@@ -10,7 +10,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(has(self.replicas) && self.replicas == 0 && has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
 // +kubebuilder:validation:XValidation:rule="!(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory') || quantity(string(self.storage.size)).isGreaterThan(quantity('0'))",message="spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
 // +kubebuilder:validation:XValidation:rule="!(has(oldSelf.tls) && has(oldSelf.tls.client)) || (has(self.tls) && has(self.tls.client) && self.tls.client == oldSelf.tls.client)",message="spec.tls.client can be added to a running cluster (its members are restarted one at a time into TLS) but not removed or changed; delete and recreate to remove or change it. spec.tls.certificateTemplate may be changed"
-// +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.peer)) == (has(oldSelf.tls) && has(oldSelf.tls.peer)) && (!has(self.tls) || !has(self.tls.peer) || self.tls.peer == oldSelf.tls.peer)",message="spec.tls.peer cannot be added, removed or changed on an existing cluster (enabling peer TLS, or moving peers from autoTLS to certificates, on a running cluster is not supported); delete and recreate. spec.tls.certificateTemplate may be changed"
+// +kubebuilder:validation:XValidation:rule="(has(self.tls) && has(self.tls.peer)) == (has(oldSelf.tls) && has(oldSelf.tls.peer)) && (!has(self.tls) || !has(self.tls.peer) || self.tls.peer == oldSelf.tls.peer || (has(oldSelf.tls.peer.autoTLS) && oldSelf.tls.peer.autoTLS && !(has(self.tls.peer.autoTLS) && self.tls.peer.autoTLS)))",message="spec.tls.peer cannot be added, removed or changed on an existing cluster, except from autoTLS to certificates (secretRef or certManager), which the operator rolls out without cutting any member off; enabling peer TLS on a plaintext cluster is not supported: delete and recreate. spec.tls.certificateTemplate may be changed"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.storageClassName) == has(oldSelf.storage.storageClassName)",message="spec.storage.storageClassName cannot be added to or removed from an existing cluster; delete and recreate"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage.storageClassName) || !has(oldSelf.storage.storageClassName) || self.storage.storageClassName == oldSelf.storage.storageClassName",message="spec.storage.storageClassName is immutable post-create (a PVC's storageClassName itself is immutable); delete and recreate the cluster to change the StorageClass"
 // +kubebuilder:validation:XValidation:rule="!(has(oldSelf.auth) && has(oldSelf.auth.enabled) && oldSelf.auth.enabled) || (has(self.auth) && has(self.auth.enabled) && self.auth.enabled)",message="spec.auth.enabled cannot be turned off once on: etcd keeps auth enabled in its data; delete and recreate the cluster to run without auth"
@@ -313,6 +313,12 @@ type EtcdClusterStatus struct {
 	// spec.tls.client was being added to a running cluster. Addition.
 	// +optional
 	ClientTLSServing bool `json:"clientTLSServing,omitempty"`
+	// PeerAutoTLS is latched while some member may run etcd's --peer-auto-tls (verifying no
+	// peer). When spec.tls.peer moves from autoTLS to certificates, members are first restarted
+	// to present the certificates through auto-TLS; once all of them do, this is cleared and
+	// members are restarted once more to verify their peers. Addition.
+	// +optional
+	PeerAutoTLS bool `json:"peerAutoTLS,omitempty"`
 	// Minor records since when every member runs the current etcd minor; a minor upgrade after
 	// an upgrade waits for every member to snapshot on it (see MinorRecord). Addition.
 	// +optional

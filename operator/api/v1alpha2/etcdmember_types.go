@@ -18,6 +18,10 @@ type MemberTLS struct {
 	ClientPlaintext bool `json:"clientPlaintext,omitempty"`
 	// +optional
 	PeerSecretRef *corev1.LocalObjectReference `json:"peerSecretRef,omitempty"`
+	// PeerAutoTLS runs peers with etcd's --peer-auto-tls. Together with PeerSecretRef it is the
+	// first phase of moving peers from auto-TLS to certificates: the member still verifies no
+	// peer, but presents the plane's certificate (installed where auto-TLS keeps its own,
+	// <data-dir>/fixtures/peer, by an init container), so members already verifying accept it.
 	// +optional
 	PeerAutoTLS bool `json:"peerAutoTLS,omitempty"`
 	// TrustBundle is the ConfigMap holding the CAs the member trusts on each plane

@@ -260,8 +260,10 @@ func TestUpdateRejections(t *testing.T) {
 		{"passwordless root turned off", authPasswordless, func(s *v1.EtcdClusterSpec) {
 			s.Auth = &v1.AuthSpec{Enabled: true, RootCredentialsSecretRef: &corev1.LocalObjectReference{Name: "root"}}
 		}, v1.MsgAuthPasswordlessFixed},
-		{"peer autoTLS to certificates", func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{AutoTLS: true}} },
-			func(s *v1.EtcdClusterSpec) { s.TLS.Peer = peerIssuer(v1.IssuerReference{Name: "ca"}).Peer }, v1.MsgTLSPeerImmutable},
+		{"peer certificates to autoTLS", func(s *v1.EtcdClusterSpec) { s.TLS = peerIssuer(v1.IssuerReference{Name: "ca"}) },
+			func(s *v1.EtcdClusterSpec) { s.TLS.Peer = &v1.PeerTLS{AutoTLS: true} }, v1.MsgTLSPeerImmutable},
+		{"peer autoTLS removed", func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{AutoTLS: true}} },
+			func(s *v1.EtcdClusterSpec) { s.TLS.Peer = nil }, v1.MsgTLSPeerImmutable},
 		{"layout added", nil, func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{DataDirSubPath: "default.etcd"} }, v1.MsgLayoutImmutable},
 		{"layout removed", func(s *v1.EtcdClusterSpec) { s.Layout = &v1.Layout{DataDirSubPath: "default.etcd"} },
 			func(s *v1.EtcdClusterSpec) { s.Layout = nil }, v1.MsgLayoutImmutable},
@@ -416,6 +418,26 @@ func authOn(secret string) func(*v1.EtcdClusterSpec) {
 func authPasswordless(s *v1.EtcdClusterSpec) {
 	s.TLS = &v1.TLSSpec{Client: &v1.ClientTLS{ServerSecretRef: &corev1.LocalObjectReference{Name: "srv"}}}
 	s.Auth = &v1.AuthSpec{Enabled: true, PasswordlessRoot: true}
+}
+
+// TestPeerAutoTLSToCertificatesAccepted: peers may move from autoTLS to certificates of either
+// source on a running cluster (the operator rolls it out in two steps).
+func TestPeerAutoTLSToCertificatesAccepted(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	for i, peer := range []*v1.PeerTLS{
+		{SecretRef: &corev1.LocalObjectReference{Name: "peer"}},
+		peerIssuer(v1.IssuerReference{Name: "ca"}).Peer,
+	} {
+		c := cluster(ns, fmt.Sprintf("autotls-%d", i), func(s *v1.EtcdClusterSpec) { s.TLS = &v1.TLSSpec{Peer: &v1.PeerTLS{AutoTLS: true}} })
+		if err := env.Client.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		c.Spec.TLS.Peer = peer
+		if err := env.Client.Update(ctx, c); err != nil {
+			t.Errorf("autoTLS to %+v refused: %v", peer, err)
+		}
+	}
 }
 
 // TestAuthUpdatesAccepted: auth may be turned on for a running cluster (added, or flipped from

@@ -1,7 +1,7 @@
 // Package agent holds the programs the operator runs inside Pods, as subcommands of the manager
 // binary: snapshot-agent (stream a member's database into a store), restore-agent (seed a new
-// member's data directory from a snapshot) and install-tools (copy the binary for the next
-// container). The environment contract and result format live in package snapshot.
+// member's data directory from a snapshot), install-tools (copy the binary for the next
+// container) and install-peer-fixtures (a peer certificate for etcd's auto-TLS to present). The environment contract and result format live in package snapshot.
 package agent
 
 import (
@@ -28,6 +28,8 @@ func Main(cmd string, args []string) (code int, ok bool) {
 		return RestoreCommand(ctx, os.Getenv, os.Stdout, os.Stderr), true
 	case snapshot.CommandInstallTools:
 		return InstallToolsCommand(args, os.Stderr), true
+	case snapshot.CommandInstallPeerFixtures:
+		return InstallPeerFixturesCommand(args, os.Stderr), true
 	}
 	return 0, false
 }

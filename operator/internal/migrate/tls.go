@@ -23,7 +23,7 @@ func translateTLS(l *legacy.EtcdCluster, secrets map[string]map[string][]byte, s
 	if t.PeerSecret == "" {
 		s.TLS.Peer = &v1alpha2.PeerTLS{AutoTLS: true}
 		fs.warn("spec.security.tls.peerSecret", "unset: peers run --peer-auto-tls (encrypted, unauthenticated) and keep doing so "+
-			"(spec.tls.peer.autoTLS); moving a running cluster to peer certificates is not supported")
+			"(spec.tls.peer.autoTLS); set spec.tls.peer.secretRef or certManager afterwards to move them to peer mTLS")
 	} else {
 		s.TLS.Peer = &v1alpha2.PeerTLS{SecretRef: &corev1.LocalObjectReference{Name: t.PeerSecret}}
 		checkTLSSecret(secrets, "spec.security.tls.peerSecret", t.PeerSecret, fs)

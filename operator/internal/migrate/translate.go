@@ -95,7 +95,7 @@ func Translate(in Input) Translation {
 	}
 	c.Status = v1alpha2.EtcdClusterStatus{
 		ClusterID: etcd.FormatID(in.Live.ClusterID), ClusterToken: token,
-		ClientTLSServing: legacy.ServerTLS(l),
+		ClientTLSServing: legacy.ServerTLS(l), PeerAutoTLS: s.TLS != nil && s.TLS.Peer != nil && s.TLS.Peer.AutoTLS,
 	}
 	translateAuth(l, in, c, &fs)
 	return Translation{Cluster: c, Members: translateMembers(c, in, &fs), Findings: fs}

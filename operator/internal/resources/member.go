@@ -16,6 +16,9 @@ type TemplateInputs struct {
 	// ClientTLSServing is status.clientTLSServing as the pass latched it: until it is set,
 	// members keep a plaintext listener beside TLS.
 	ClientTLSServing bool
+	// PeerAutoTLS is status.peerAutoTLS as the pass latched it: while it is set, members whose
+	// spec asks for peer certificates still run --peer-auto-tls, presenting the certificates.
+	PeerAutoTLS bool
 }
 
 // NewMember is a member created from the cluster's current template; its name is generated.
@@ -66,7 +69,7 @@ func memberTLS(c *v1alpha2.EtcdCluster, in TemplateInputs) *v1alpha2.MemberTLS {
 		out.PeerSecretRef = &corev1.LocalObjectReference{Name: v1alpha2.ActivePeerSecretName(c.Name)}
 		out.TrustBundle = in.TrustBundle
 	}
-	out.PeerAutoTLS = c.Spec.TLS.Peer != nil && c.Spec.TLS.Peer.AutoTLS
+	out.PeerAutoTLS = c.Spec.TLS.Peer != nil && (c.Spec.TLS.Peer.AutoTLS || in.PeerAutoTLS)
 	return out
 }
 

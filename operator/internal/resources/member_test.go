@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,5 +50,38 @@ func TestMemberTLSPlaintextUntilLatched(t *testing.T) {
 	c.Spec.TLS = &v1alpha2.TLSSpec{Peer: &v1alpha2.PeerTLS{SecretRef: &corev1.LocalObjectReference{Name: "peer"}}}
 	if got := memberTLS(c, TemplateInputs{}); got == nil || got.ClientPlaintext {
 		t.Errorf("peer TLS only: %+v, want no client listener flags", got)
+	}
+}
+
+// Peers moving off auto-TLS: while status.peerAutoTLS is latched, a member whose spec asks for
+// peer certificates keeps --peer-auto-tls and presents the plane's certificate (an init
+// container installs it into the fixtures); once cleared, it verifies its peers.
+func TestPeerMoveOffAutoTLS(t *testing.T) {
+	c := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha2.EtcdClusterSpec{
+		Version: "3.5.35", Layout: &v1alpha2.Layout{DataDirSubPath: "default.etcd"},
+		TLS: &v1alpha2.TLSSpec{Peer: &v1alpha2.PeerTLS{SecretRef: &corev1.LocalObjectReference{Name: "peer"}}}}}
+	pod := func(in TemplateInputs) *corev1.Pod {
+		m := NewMember(c, "tok", false, nil, in)
+		m.Name = "c-a"
+		return Pod(m, PodOptions{AgentImage: "operator:dev"})
+	}
+	presenting := pod(TemplateInputs{TrustBundle: "c-trust-1", PeerAutoTLS: true})
+	flags := presenting.Spec.Containers[0].Command
+	if !slices.Contains(flags, "--peer-auto-tls") || slices.Contains(flags, "--peer-client-cert-auth=true") {
+		t.Errorf("presenting: flags %v, want --peer-auto-tls and no verification", flags)
+	}
+	ics := presenting.Spec.InitContainers
+	if len(ics) != 1 || ics[0].Name != v1alpha2.PeerFixturesContainer || ics[0].Image != "operator:dev" ||
+		!slices.Equal(ics[0].Command, []string{"/manager", "install-peer-fixtures", "/etc/etcd/tls/peer", "/var/lib/etcd/default.etcd/fixtures/peer"}) {
+		t.Errorf("presenting: init containers %+v", ics)
+	}
+	verifying := pod(TemplateInputs{TrustBundle: "c-trust-1"})
+	flags = verifying.Spec.Containers[0].Command
+	if slices.Contains(flags, "--peer-auto-tls") || !slices.Contains(flags, "--peer-client-cert-auth=true") || len(verifying.Spec.InitContainers) != 0 {
+		t.Errorf("verifying: flags %v, init containers %d; want peer mTLS and no fixtures", flags, len(verifying.Spec.InitContainers))
+	}
+	c.Spec.TLS.Peer = &v1alpha2.PeerTLS{AutoTLS: true}
+	if auto := pod(TemplateInputs{PeerAutoTLS: true}); len(auto.Spec.InitContainers) != 0 || !slices.Contains(auto.Spec.Containers[0].Command, "--peer-auto-tls") {
+		t.Errorf("plain auto-TLS: %v with %d init containers", auto.Spec.Containers[0].Command, len(auto.Spec.InitContainers))
 	}
 }

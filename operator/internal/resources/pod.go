@@ -106,6 +106,9 @@ func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
 		pod.Spec.InitContainers = restoreInitContainers(m, opts)
 		pod.Spec.Volumes = append(pod.Spec.Volumes, restoreVolumes(m)...)
 	}
+	if presentsPeerCertificate(m) {
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, peerFixturesInitContainer(m, opts))
+	}
 	return pod
 }
 
@@ -222,11 +225,11 @@ func tlsFlags(t *v1alpha2.MemberTLS) []string {
 		}
 	}
 	switch {
+	case t.PeerAutoTLS: // with PeerSecretRef too: auto-TLS presenting the plane's certificate
+		flags = append(flags, "--peer-auto-tls")
 	case t.PeerSecretRef != nil:
 		flags = append(flags, "--peer-cert-file="+peerTLSDir+"/tls.crt", "--peer-key-file="+peerTLSDir+"/tls.key",
 			"--peer-trusted-ca-file="+peerCA, "--peer-client-cert-auth=true")
-	case t.PeerAutoTLS:
-		flags = append(flags, "--peer-auto-tls")
 	}
 	return flags
 }

@@ -9,6 +9,9 @@ const (
 	CommandSnapshotAgent = "snapshot-agent"
 	CommandRestoreAgent  = "restore-agent"
 	CommandInstallTools  = "install-tools"
+	// CommandInstallPeerFixtures copies a member's peer certificate to where etcd's
+	// --peer-auto-tls keeps its own (see resources.peerFixturesInitContainer).
+	CommandInstallPeerFixtures = "install-peer-fixtures"
 	// ToolsBinary is the file name install-tools writes into its directory.
 	ToolsBinary = "manager"
 )

@@ -71,7 +71,8 @@ func (r *Reconciler) act(ctx context.Context, st *clusterState) error {
 
 // templateInputs are what the members' template takes from this pass (see resources.TemplateInputs).
 func (st *clusterState) templateInputs() resources.TemplateInputs {
-	return resources.TemplateInputs{TrustBundle: st.trustBundle, ClientTLSServing: st.status.ClientTLSServing}
+	return resources.TemplateInputs{TrustBundle: st.trustBundle, ClientTLSServing: st.status.ClientTLSServing,
+		PeerAutoTLS: st.status.PeerAutoTLS}
 }
 
 // bootstrap creates the seed (or finishes one created before a crash): create, mark voter,

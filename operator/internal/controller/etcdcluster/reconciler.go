@@ -174,7 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := &clusterState{cluster: c, status: c.Status.DeepCopy(), memo: memo}
 	for _, step := range []func(context.Context, *clusterState) error{
-		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTrust, r.latchClientTLS, r.syncTemplates, r.observeEtcd, r.discover,
+		r.latchToken, r.ensureServices, r.ensureCertificates, r.loadMembers, r.syncTrust, r.latchClientTLS, r.latchPeerAutoTLS, r.syncTemplates, r.observeEtcd, r.discover,
 		r.ensureAuth, r.syncMemberStatus, r.ensurePDB, r.decide, r.act, r.rollOut,
 	} {
 		if err := step(ctx, st); err != nil {
@@ -192,8 +192,9 @@ type clusterState struct {
 	cluster *v1alpha2.EtcdCluster
 	memo    *clusterMemo
 	// status is the status being computed, starting as a copy of the stored one. Steps latch
-	// into it (latchToken: clusterToken; latchClientTLS: clientTLSServing; discover: clusterID;
-	// observeEtcd and ensureAuth: authEnabled); finish computes the rest and writes it.
+	// into it (latchToken: clusterToken; latchClientTLS: clientTLSServing; latchPeerAutoTLS:
+	// peerAutoTLS; discover: clusterID; observeEtcd and ensureAuth: authEnabled); finish
+	// computes the rest and writes it.
 	status *v1alpha2.EtcdClusterStatus
 	// ensureCertificates: spec.tls asks for Certificates but cert-manager's CRD is absent.
 	certManagerMissing bool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -168,7 +169,7 @@ func markPodsReady(t *testing.T, ns string) {
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if (p.Status.Phase != "" && p.Status.Phase != corev1.PodPending) || !p.DeletionTimestamp.IsZero() ||
-			p.Labels[v1alpha2.LabelAppComponent] == v1alpha2.ComponentSnapshotAgent || len(p.Spec.InitContainers) > 0 {
+			p.Labels[v1alpha2.LabelAppComponent] == v1alpha2.ComponentSnapshotAgent || restoresFirst(p) {
 			continue // already started, ended, or going away; agents and restores are played by their tests
 		}
 		p.Status.Phase = corev1.PodRunning
@@ -178,6 +179,11 @@ func markPodsReady(t *testing.T, ns string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// restoresFirst: the Pod restores a snapshot before etcd starts (restore tests play that part).
+func restoresFirst(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == v1alpha2.RestoreContainer })
 }
 
 // podServing is the fake etcd's view of a member process: its Pod runs and is Ready.

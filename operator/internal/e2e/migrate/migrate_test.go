@@ -74,6 +74,7 @@ func TestMigrate(t *testing.T) {
 		// The operator lives as long as the whole test: the next step needs it too.
 		{"OperatorTakesOver", func(st *testing.T) { op = e2eutil.StartSuiteOperator(t, c, 300); testTakeOver(st, c, done) }},
 		{"ScaleAndUpgrade", func(t *testing.T) { testScaleAndUpgrade(t, c, op, done[1]) }},
+		{"PeersOffAutoTLS", func(t *testing.T) { testPeersOffAutoTLS(t, c, done[1]) }},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
