@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
