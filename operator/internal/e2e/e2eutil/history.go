@@ -112,8 +112,11 @@ func (h *History) do(cli *clientv3.Client, id int, in kvcheck.Input) kvcheck.Op 
 // HistoryReport is what a campaign reports of its workload.
 type HistoryReport struct {
 	Ops, Unknown, Writes int
-	Linearizable         bool
-	Visualization        string
+	// Lost counts acknowledged writes a later read contradicts (kvcheck.LostWrites); the final
+	// read of every key makes one lost at the end show too.
+	Lost          int
+	Linearizable  bool
+	Visualization string
 }
 
 // StopAndCheck stops the clients, reads every key once more (so a write lost at the end shows),
@@ -145,7 +148,12 @@ func (h *History) StopAndCheck(t testing.TB, dir string) HistoryReport {
 		t.Fatal(err)
 	}
 	rep.Linearizable, rep.Visualization = res.Linearizable, res.Visualization
-	t.Logf("history: %d operations (%d writes), %d with unknown outcome; linearizable %v", rep.Ops, rep.Writes, rep.Unknown, rep.Linearizable)
+	rep.Lost = kvcheck.LostWrites(h.ops)
+	t.Logf("history: %d operations (%d writes), %d with unknown outcome; linearizable %v; %d acknowledged writes lost",
+		rep.Ops, rep.Writes, rep.Unknown, rep.Linearizable, rep.Lost)
+	if rep.Lost > 0 {
+		t.Errorf("%d acknowledged writes lost", rep.Lost)
+	}
 	switch {
 	case res.TimedOut:
 		t.Errorf("the linearizability check timed out on %d operations", rep.Ops)
