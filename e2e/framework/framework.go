@@ -222,7 +222,11 @@ var (
 
 // Main runs the package's tests against one shared cluster and tears it down after
 // them. Call it from TestMain. The cluster starts lazily on the first Shared call.
-func Main(m *testing.M, o Options) {
+func Main(m *testing.M, o Options) { os.Exit(Run(m, o)) }
+
+// Run is Main without the exit: it returns the exit code, so a TestMain can report on its
+// tests after the cluster is down.
+func Run(m *testing.M, o Options) int {
 	sharedOpts = o
 	// controller-runtime prints a stack trace when its logger is never set; tests may set their own later.
 	ctrllog.SetLogger(logr.Discard())
@@ -237,7 +241,7 @@ func Main(m *testing.M, o Options) {
 		fmt.Fprintf(os.Stderr, "local cluster %s down in %s\n", shared.Name, time.Since(start).Round(time.Millisecond))
 	}
 	sharedMu.Unlock()
-	os.Exit(code)
+	return code
 }
 
 // Shared returns the test binary's cluster, starting it on first use. Without Main

@@ -3,78 +3,73 @@
 package reliability
 
 import (
-	"context"
-	"math/rand/v2"
+	"fmt"
 	"testing"
 	"time"
 
-	"github.com/cozystack/etcd-operator/e2e/framework"
+	"k8s.io/utils/ptr"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
-// TestDuringScale: the cluster is scaled 3→5→3 while the workload runs; during each change a
-// member (the leader on the way up, a follower on the way down) is SIGKILLed at a random moment.
+// TestDuringScale: the cluster is scaled 3→5, 5→3, … while the workload runs, one fault at a
+// random moment of each change: the leader SIGKILLed on the first, a follower on the second,
+// the operator killed and restarted on the third, in turn (2 changes; $RELIABILITY_FAULTS
+// sets how many).
 func TestDuringScale(t *testing.T) {
-	c := e2eutil.InProcessCluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "scale", 3)
-	e2eutil.WaitConverged(t, c, ns, "scale", 3, convergeTimeout)
-	h := e2eutil.StartHistory(e2eutil.EtcdClient(t, c, ns, "scale"), "/campaign", 4, 6)
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	var slowest time.Duration
-	for _, step := range []struct {
-		replicas int32
-		leader   bool
-	}{{5, true}, {3, false}} {
-		start := time.Now()
-		e2eutil.Scale(t, c, ns, "scale", step.replicas)
-		injectAfter(t, c, ns, "scale", r, step.leader)
-		e2eutil.WaitConverged(t, c, ns, "scale", int(step.replicas), convergeTimeout)
-		slowest = max(slowest, time.Since(start))
-	}
-	rep := h.StopAndCheck(t, t.TempDir())
-	t.Logf("campaign during scale 3→5→3: 2 faults, %d operations, %d unknown outcomes, linearizable %v, slowest step %s",
-		rep.Ops, rep.Unknown, rep.Linearizable, slowest.Round(100*time.Millisecond))
-}
-
-// TestDuringRollout: a version upgrade rolls the members while the workload runs, and the
-// leader is SIGKILLed at a random moment of it.
-func TestDuringRollout(t *testing.T) {
-	c := e2eutil.InProcessCluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	vs := e2eutil.EtcdVersions
-	from, to := vs[len(vs)-2], vs[len(vs)-1]
-	e2eutil.CreateCluster(t, c, ns, "roll", 3, e2eutil.Version(from))
-	e2eutil.WaitConverged(t, c, ns, "roll", 3, convergeTimeout)
-	h := e2eutil.StartHistory(e2eutil.EtcdClient(t, c, ns, "roll"), "/campaign", 4, 6)
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	start := time.Now()
-	ec := e2eutil.GetCluster(t, c, ns, "roll")
-	ec.Spec.Version = to
-	if err := c.Client.Update(context.Background(), ec); err != nil {
-		t.Fatal(err)
-	}
-	injectAfter(t, c, ns, "roll", r, true)
-	e2eutil.WaitFor(t, 2*convergeTimeout, "every member on "+to, func() bool {
-		for _, m := range e2eutil.Members(t, c, ns, "roll") {
-			if m.Status.Version != to {
-				return false
-			}
+	cp := newCampaign(t, "scale 3→5→3", "scale", 2)
+	e2eutil.CreateCluster(t, cp.c, cp.ns, "scale", 3)
+	e2eutil.WaitConverged(t, cp.c, cp.ns, "scale", 3, convergeTimeout)
+	cp.watch(e2eutil.EtcdClient(t, cp.c, cp.ns, "scale"))
+	for i := range cp.faults {
+		if i > 0 {
+			cp.nextRound()
 		}
-		return e2eutil.Converged(t, c, ns, "roll", 3)
-	})
-	rep := h.StopAndCheck(t, t.TempDir())
-	t.Logf("campaign during the rollout %s→%s: 1 fault, %d operations, %d unknown outcomes, linearizable %v, converged %s after the edit",
-		from, to, rep.Ops, rep.Unknown, rep.Linearizable, time.Since(start).Round(100*time.Millisecond))
+		replicas := []int32{5, 3}[i%2]
+		start := time.Now()
+		e2eutil.Scale(t, cp.c, cp.ns, "scale", replicas)
+		over := cp.injectSoon(cp.kind(i))
+		cp.converge(start, fmt.Sprintf("change %d: converged at %d", i+1, replicas), convergeTimeout, over, cp.converged(int(replicas)))
+	}
+	cp.finish()
 }
 
-// injectAfter SIGKILLs the leader (or a follower) after a random 0–3 s, while the change runs.
-func injectAfter(t *testing.T, c *framework.Cluster, ns, cluster string, r *rand.Rand, leader bool) {
-	t.Helper()
-	time.Sleep(time.Duration(r.IntN(3000)) * time.Millisecond) // a random moment of the change: the point of the campaign
-	victim := member(t, c, ns, cluster, leader)
-	if err := c.KillContainer(context.Background(), ns, victim, "etcd"); err != nil {
-		t.Fatal(err)
+// TestDuringRollout: a version upgrade by one minor rolls the members while the workload runs,
+// with a fault at a random moment of it; a longer campaign downgrades back and upgrades again,
+// one fault per rollout.
+func TestDuringRollout(t *testing.T) {
+	vs := e2eutil.EtcdVersions
+	versionCampaign(t, "rollout (upgrade, then down and up)", "roll", vs[len(vs)-2], vs[len(vs)-1])
+}
+
+// TestDuringDowngrade: a one-minor downgrade (etcd's procedure: enable, storage migrated,
+// members restarted onto the older binary) while the workload runs, with a fault at a random
+// moment of it; a longer campaign upgrades back and downgrades again.
+func TestDuringDowngrade(t *testing.T) {
+	vs := e2eutil.EtcdVersions
+	versionCampaign(t, "downgrade (then up and down)", "down", vs[len(vs)-1], vs[len(vs)-2])
+}
+
+// versionCampaign creates a 3-member cluster on from and moves it to to and back, once per
+// fault (1 by default), each move with a fault at a random moment. Its snapshot count is small,
+// so a downgrade's storage migrates soon under the workload's writes.
+func versionCampaign(t *testing.T, title, name, from, to string) {
+	cp := newCampaign(t, title, name, 1)
+	e2eutil.CreateCluster(t, cp.c, cp.ns, name, 3, e2eutil.Version(from), func(s *v1alpha2.EtcdClusterSpec) {
+		s.Options = &v1alpha2.EtcdOptions{SnapshotCount: ptr.To[int64](1000)}
+	})
+	e2eutil.WaitConverged(t, cp.c, cp.ns, name, 3, convergeTimeout)
+	cp.watch(e2eutil.EtcdClient(t, cp.c, cp.ns, name))
+	for i := range cp.faults {
+		if i > 0 {
+			cp.nextRound()
+		}
+		target := []string{to, from}[i%2]
+		start := time.Now()
+		cp.setVersion(target)
+		over := cp.injectSoon(cp.kind(i))
+		cp.converge(start, fmt.Sprintf("move %d: every member on %s", i+1, target), 2*convergeTimeout, over, cp.onVersion(target, 3))
 	}
-	t.Logf("SIGKILL %s (%s)", victim, map[bool]string{true: "leader", false: "follower"}[leader])
+	cp.finish()
 }

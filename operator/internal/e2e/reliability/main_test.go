@@ -3,6 +3,8 @@
 package reliability
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,7 +14,13 @@ import (
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
+// TestMain runs the campaigns on one local cluster, then prints their table.
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(crzap.New())
-	framework.Main(m, framework.Options{Scheme: e2eutil.Scheme})
+	code := framework.Run(m, framework.Options{Scheme: e2eutil.Scheme})
+	if err := results.report(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
 }

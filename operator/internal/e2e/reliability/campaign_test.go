@@ -1,0 +1,229 @@
+//go:build e2e
+
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+)
+
+const convergeTimeout = 4 * time.Minute
+
+// faultsEnv sets how many faults every campaign injects; unset, each injects its short count
+// (what `make test` runs). `make soak` sets it to 50.
+const faultsEnv = "RELIABILITY_FAULTS"
+
+// seedEnv replays a campaign's random moments and victims: each campaign logs its seed.
+const seedEnv = "RELIABILITY_SEED"
+
+// faultKind is what a campaign does to the cluster at a random moment.
+type faultKind int
+
+const (
+	killLeader faultKind = iota
+	killFollower
+	restartOperator
+)
+
+func (k faultKind) String() string {
+	return [...]string{"SIGKILL of the leader", "SIGKILL of a follower", "operator SIGKILLed and restarted"}[k]
+}
+
+// campaign is one fault campaign's bookkeeping: the operator it can kill, its workload (a
+// fresh history per round, so that a long campaign's linearizability check stays small; the
+// rounds use distinct keys, and each history ends with a read of every key), the faults
+// injected and the slowest convergence. Its row goes into the table TestMain prints.
+type campaign struct {
+	t           *testing.T
+	c           *framework.Cluster
+	op          *e2eutil.Operator
+	ns, cluster string
+	r           *rand.Rand
+	// faults is how many the campaign is asked to inject.
+	faults int
+	// pick names the leader or a follower; by default it asks etcd, a TLS campaign reads status.
+	pick func(leader bool) string
+
+	cli    *clientv3.Client
+	h      *e2eutil.History
+	rounds int
+	row    row
+}
+
+// newCampaign starts the operator binary for this test (so that it can be killed) and a
+// namespace; short is the campaign's fault count unless $RELIABILITY_FAULTS says otherwise.
+func newCampaign(t *testing.T, title, cluster string, short int) *campaign {
+	c := framework.Shared(t)
+	cp := &campaign{t: t, c: c, op: e2eutil.StartSuiteOperator(t, c, 300), ns: e2eutil.NewNamespace(t, c), cluster: cluster,
+		faults: faultsWanted(t, short), row: row{Campaign: title, Linearizable: true}}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(seedEnv); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("campaign %q: %d faults, seed %d (%s=%d replays it)", title, cp.faults, seed, seedEnv, seed)
+	cp.r = rand.New(rand.NewPCG(seed, seed))
+	cp.pick = func(leader bool) string { return member(t, c, cp.ns, cluster, leader) }
+	t.Cleanup(func() { results.add(cp.row) })
+	return cp
+}
+
+// faultsWanted is $RELIABILITY_FAULTS, or short.
+func faultsWanted(t *testing.T, short int) int {
+	s := os.Getenv(faultsEnv)
+	if s == "" {
+		return short
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number", faultsEnv, s)
+	}
+	return n
+}
+
+// kind is the fault of round i: the leader, a follower, the operator, in turn.
+func (cp *campaign) kind(i int) faultKind { return faultKind(i % 3) }
+
+// watch starts the workload through cli.
+func (cp *campaign) watch(cli *clientv3.Client) {
+	cp.cli = cli
+	cp.nextRound()
+}
+
+// nextRound starts a fresh history on fresh keys, waits until it is going, then checks the
+// previous round's: the workload never stops while the campaign runs.
+func (cp *campaign) nextRound() {
+	prev := cp.h
+	cp.rounds++
+	cp.h = e2eutil.StartHistory(cp.cli, fmt.Sprintf("/campaign/%d", cp.rounds), 4, 6)
+	e2eutil.WaitFor(cp.t, time.Minute, "the workload going", func() bool { return cp.h.Len() > 50 })
+	if prev != nil {
+		cp.check(prev)
+	}
+}
+
+func (cp *campaign) check(h *e2eutil.History) {
+	rep := h.StopAndCheck(cp.t, cp.t.TempDir())
+	cp.row.Ops += rep.Ops
+	cp.row.Unknown += rep.Unknown
+	cp.row.Lost += rep.Lost
+	cp.row.Linearizable = cp.row.Linearizable && rep.Linearizable
+	cp.row.Checked = true
+}
+
+// finish checks the last round's history.
+func (cp *campaign) finish() {
+	cp.check(cp.h)
+	cp.h = nil
+	cp.row.Complete = true
+	cp.t.Logf("campaign %q: %s", cp.row.Campaign, cp.row)
+}
+
+// inject does a fault now and returns the condition of its being over (the killed container
+// restarted, or its Pod gone); a convergence is awaited with it.
+func (cp *campaign) inject(k faultKind) (over func() bool) {
+	cp.t.Helper()
+	cp.row.Faults++
+	if k == restartOperator {
+		if err := cp.op.Kill(); err != nil {
+			cp.t.Fatal(err)
+		}
+		if err := cp.op.Start(); err != nil {
+			cp.t.Fatal(err)
+		}
+		cp.t.Logf("fault %d: %s", cp.row.Faults, k)
+		return func() bool { return true }
+	}
+	victim := cp.pick(k == killLeader)
+	before := restarts(e2eutil.Pod(cp.t, cp.c, cp.ns, victim))
+	if err := cp.c.KillContainer(context.Background(), cp.ns, victim, "etcd"); err != nil {
+		cp.t.Fatal(err)
+	}
+	cp.t.Logf("fault %d: %s (%s)", cp.row.Faults, k, victim)
+	return func() bool {
+		p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
+		return p == nil || restarts(p) > before
+	}
+}
+
+// injectSoon does a fault at a random moment of the next 3 s: of an operation just started.
+func (cp *campaign) injectSoon(k faultKind) (over func() bool) {
+	cp.t.Helper()
+	time.Sleep(time.Duration(cp.r.IntN(3000)) * time.Millisecond) // a random moment of the change: the point of the campaign
+	return cp.inject(k)
+}
+
+// converge waits for cond (and the fault being over), counting from start, and keeps the slowest.
+func (cp *campaign) converge(start time.Time, what string, timeout time.Duration, over, cond func() bool) {
+	cp.t.Helper()
+	e2eutil.WaitFor(cp.t, timeout, what, func() bool { return over() && cond() })
+	cp.row.Slowest = max(cp.row.Slowest, time.Since(start))
+}
+
+// converged is the campaign's cluster converged at n members.
+func (cp *campaign) converged(n int) func() bool {
+	return func() bool { return e2eutil.Converged(cp.t, cp.c, cp.ns, cp.cluster, n) }
+}
+
+// statusPick names the leader or a follower from the cluster's status: it needs no etcd
+// client, so it works whatever TLS the cluster has.
+func (cp *campaign) statusPick(leader bool) string {
+	var victim string
+	e2eutil.WaitFor(cp.t, time.Minute, "a member of that role in the cluster's status", func() bool {
+		for _, m := range e2eutil.GetCluster(cp.t, cp.c, cp.ns, cp.cluster).Status.Members {
+			if m.Role == map[bool]string{true: "Leader", false: "Follower"}[leader] {
+				victim = m.Name
+				return true
+			}
+		}
+		return false
+	})
+	return victim
+}
+
+// restarts is how often a Pod's etcd container restarted (0 for no Pod).
+func restarts(p *corev1.Pod) int32 {
+	if p == nil {
+		return 0
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == "etcd" {
+			return s.RestartCount
+		}
+	}
+	return 0
+}
+
+// onVersion: every member runs v and the cluster converged at n.
+func (cp *campaign) onVersion(v string, n int) func() bool {
+	return func() bool {
+		for _, m := range e2eutil.Members(cp.t, cp.c, cp.ns, cp.cluster) {
+			if m.Status.Version != v {
+				return false
+			}
+		}
+		return e2eutil.Converged(cp.t, cp.c, cp.ns, cp.cluster, n)
+	}
+}
+
+// setVersion edits the cluster's spec.version.
+func (cp *campaign) setVersion(v string) {
+	cp.t.Helper()
+	ec := e2eutil.GetCluster(cp.t, cp.c, cp.ns, cp.cluster)
+	patch := client.MergeFrom(ec.DeepCopy())
+	ec.Spec.Version = v
+	if err := cp.c.Client.Patch(context.Background(), ec, patch); err != nil {
+		cp.t.Fatal(err)
+	}
+}
