@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -67,6 +68,7 @@ const agentImage = "registry.local/etcd-operator:test"
 
 func startManager(ctx context.Context) error {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
+	utilruntime.PanicHandlers = append(utilruntime.PanicHandlers, recordedPanics.record)
 	if err := cmapi.AddToScheme(env.Scheme); err != nil {
 		return err
 	}
