@@ -109,6 +109,19 @@ FUZZ_TARGETS := ./operator/internal/membership:FuzzDecide ./operator/internal/ro
 fuzz: ## Fuzz the deciders (membership, rollout, trust) for FUZZTIME each.
 	@for t in $(FUZZ_TARGETS); do echo "fuzz $$t"; go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) || exit 1; done
 
+# The long fault campaigns: every reliability campaign injects SOAK_FAULTS faults (make test runs
+# a few each); their table is printed at the end and kept in bin/soak-table.md.
+SOAK_FAULTS ?= 50
+SOAK_TIMEOUT ?= 10h
+
+.PHONY: soak
+soak: tools build ## The reliability campaigns with SOAK_FAULTS (50) faults each; prints their table (root, hours).
+	hack/e2e-deps.sh
+	rm -f bin/soak-table.md
+	status=0; $(E2E_ENV) RELIABILITY_FAULTS=$(SOAK_FAULTS) RELIABILITY_TABLE=$(CURDIR)/bin/soak-table.md \
+		go test -count=1 -v -tags e2e -timeout $(SOAK_TIMEOUT) ./operator/internal/e2e/reliability/ || status=$$?; \
+	echo; cat bin/soak-table.md 2>/dev/null || echo "no campaign reported"; exit $$status
+
 .PHONY: test
 test: verify lint test-unit test-e2e ## Everything CI runs.
 

@@ -14,8 +14,8 @@ import (
 
 // TestAtRestUnderKills: a 3-member cluster at rest (no operation of the operator in flight)
 // under the recording workload while faults follow one another: the leader SIGKILLed, a
-// follower, the operator killed and restarted, in turn (4 faults; $RELIABILITY_FAULTS sets
-// how many). The histories must be linearizable and the cluster must converge back to 3
+// follower, the operator killed and restarted, the leader cut off the network and healed, in
+// turn (4 faults; $RELIABILITY_FAULTS sets how many). The histories must be linearizable and the cluster must converge back to 3
 // voters after each.
 func TestAtRestUnderKills(t *testing.T) {
 	cp := newCampaign(t, "at rest", "rest", 4)

@@ -35,10 +35,13 @@ const (
 	killLeader faultKind = iota
 	killFollower
 	restartOperator
+	partitionLeader
+	faultKinds // how many there are
 )
 
 func (k faultKind) String() string {
-	return [...]string{"SIGKILL of the leader", "SIGKILL of a follower", "operator SIGKILLed and restarted"}[k]
+	return [...]string{"SIGKILL of the leader", "SIGKILL of a follower", "operator SIGKILLed and restarted",
+		"the leader cut off the network for 2–6 s"}[k]
 }
 
 // campaign is one fault campaign's bookkeeping: the operator it can kill, its workload (a
@@ -92,8 +95,8 @@ func faultsWanted(t *testing.T, short int) int {
 	return n
 }
 
-// kind is the fault of round i: the leader, a follower, the operator, in turn.
-func (cp *campaign) kind(i int) faultKind { return faultKind(i % 3) }
+// kind is the fault of round i: each kind in turn.
+func (cp *campaign) kind(i int) faultKind { return faultKind(i) % faultKinds }
 
 // watch starts the workload through cli.
 func (cp *campaign) watch(cli *clientv3.Client) {
@@ -135,7 +138,8 @@ func (cp *campaign) finish() {
 func (cp *campaign) inject(k faultKind) (over func() bool) {
 	cp.t.Helper()
 	cp.row.Faults++
-	if k == restartOperator {
+	switch k {
+	case restartOperator:
 		if err := cp.op.Kill(); err != nil {
 			cp.t.Fatal(err)
 		}
@@ -143,6 +147,9 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 			cp.t.Fatal(err)
 		}
 		cp.t.Logf("fault %d: %s", cp.row.Faults, k)
+		return func() bool { return true }
+	case partitionLeader:
+		cp.partition(cp.pick(true))
 		return func() bool { return true }
 	}
 	victim := cp.pick(k == killLeader)
@@ -155,6 +162,24 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 		p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
 		return p == nil || restarts(p) > before
 	}
+}
+
+// partition cuts victim off the network for a random 2–6 s, then heals it (a Pod deleted
+// meanwhile, whose link went with it, needs no healing).
+func (cp *campaign) partition(victim string) {
+	cp.t.Helper()
+	ctx := context.Background()
+	if err := cp.c.Partition(ctx, cp.ns, victim); err != nil {
+		cp.t.Fatal(err)
+	}
+	heal := func() error { return client.IgnoreNotFound(cp.c.Heal(ctx, cp.ns, victim)) }
+	cp.t.Cleanup(func() { _ = heal() }) // the network back whatever fails first
+	cp.t.Logf("fault %d: the leader %s cut off the network", cp.row.Faults, victim)
+	time.Sleep(time.Duration(2000+cp.r.IntN(4000)) * time.Millisecond) // the partition's length: the fault itself
+	if err := heal(); err != nil {
+		cp.t.Fatal(err)
+	}
+	cp.t.Logf("%s healed", victim)
 }
 
 // injectSoon does a fault at a random moment of the next 3 s: of an operation just started.
