@@ -59,10 +59,11 @@ type campaign struct {
 	// pick names the leader or a follower; by default it asks etcd, a TLS campaign reads status.
 	pick func(leader bool) string
 
-	cli    *clientv3.Client
-	h      *e2eutil.History
-	rounds int
-	row    row
+	cli *clientv3.Client
+	// h is the running round's history; prev the one before, until it is checked.
+	h, prev *e2eutil.History
+	rounds  int
+	row     row
 }
 
 // newCampaign starts the operator binary for this test (so that it can be killed) and a
@@ -71,15 +72,32 @@ func newCampaign(t *testing.T, title, cluster string, short int) *campaign {
 	c := framework.Shared(t)
 	cp := &campaign{t: t, c: c, op: e2eutil.StartSuiteOperator(t, c, 300), ns: e2eutil.NewNamespace(t, c), cluster: cluster,
 		faults: faultsWanted(t, short), row: row{Campaign: title, Linearizable: true}}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(seedEnv); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("campaign %q: %d faults, seed %d (%s=%d replays it)", title, cp.faults, seed, seedEnv, seed)
+	seed := campaignSeed(t)
+	t.Logf("campaign %q: %d faults, seed %d (%s=%d replays its random moments)", title, cp.faults, seed, seedEnv, seed)
 	cp.r = rand.New(rand.NewPCG(seed, seed))
 	cp.pick = func(leader bool) string { return member(t, c, cp.ns, cluster, leader) }
-	t.Cleanup(func() { results.add(cp.row) })
+	t.Cleanup(func() {
+		for _, h := range []*e2eutil.History{cp.prev, cp.h} {
+			if h != nil {
+				h.Stop() // a campaign that failed before its end leaves no client running
+			}
+		}
+		results.add(cp.row)
+	})
 	return cp
+}
+
+// campaignSeed is $RELIABILITY_SEED, or the clock.
+func campaignSeed(t *testing.T) uint64 {
+	s := os.Getenv(seedEnv)
+	if s == "" {
+		return uint64(time.Now().UnixNano())
+	}
+	seed, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", seedEnv, err)
+	}
+	return seed
 }
 
 // faultsWanted is $RELIABILITY_FAULTS, or short.
@@ -107,16 +125,18 @@ func (cp *campaign) watch(cli *clientv3.Client) {
 // nextRound starts a fresh history on fresh keys, waits until it is going, then checks the
 // previous round's: the workload never stops while the campaign runs.
 func (cp *campaign) nextRound() {
-	prev := cp.h
 	cp.rounds++
-	cp.h = e2eutil.StartHistory(cp.cli, fmt.Sprintf("/campaign/%d", cp.rounds), 4, 6)
+	cp.prev, cp.h = cp.h, e2eutil.StartHistory(cp.cli, fmt.Sprintf("/campaign/%d", cp.rounds), 4, 6)
 	e2eutil.WaitFor(cp.t, time.Minute, "the workload going", func() bool { return cp.h.Len() > 50 })
-	if prev != nil {
-		cp.check(prev)
+	if cp.prev != nil {
+		cp.check(&cp.prev)
 	}
 }
 
-func (cp *campaign) check(h *e2eutil.History) {
+// check stops and checks *hp (and forgets it: it is stopped whatever the check finds).
+func (cp *campaign) check(hp **e2eutil.History) {
+	h := *hp
+	*hp = nil
 	rep := h.StopAndCheck(cp.t, cp.t.TempDir())
 	cp.row.Ops += rep.Ops
 	cp.row.Unknown += rep.Unknown
@@ -127,8 +147,7 @@ func (cp *campaign) check(h *e2eutil.History) {
 
 // finish checks the last round's history.
 func (cp *campaign) finish() {
-	cp.check(cp.h)
-	cp.h = nil
+	cp.check(&cp.h)
 	cp.row.Complete = true
 	cp.t.Logf("campaign %q: %s", cp.row.Campaign, cp.row)
 }

@@ -78,7 +78,11 @@ func (t *table) report() error {
 	if md == "" {
 		return nil
 	}
-	fmt.Printf("\nreliability campaigns (%s=%s):\n\n%s\n", faultsEnv, os.Getenv(faultsEnv), md)
+	faults := "each campaign's short count"
+	if n := os.Getenv(faultsEnv); n != "" {
+		faults = faultsEnv + "=" + n
+	}
+	fmt.Printf("\nreliability campaigns (%s):\n\n%s\n", faults, md)
 	if path := os.Getenv(tableEnv); path != "" {
 		return os.WriteFile(path, []byte(md), 0o644)
 	}
