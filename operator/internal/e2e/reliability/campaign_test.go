@@ -153,7 +153,7 @@ func (cp *campaign) finish() {
 }
 
 // inject does a fault now and returns the condition of its being over (the killed container
-// restarted, or its Pod gone); a convergence is awaited with it.
+// restarted, or its Pod gone or replaced); a convergence is awaited with it.
 func (cp *campaign) inject(k faultKind) (over func() bool) {
 	cp.t.Helper()
 	cp.row.Faults++
@@ -172,14 +172,14 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 		return func() bool { return true }
 	}
 	victim := cp.pick(k == killLeader)
-	before := restarts(e2eutil.Pod(cp.t, cp.c, cp.ns, victim))
+	before := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
 	if err := cp.c.KillContainer(context.Background(), cp.ns, victim, "etcd"); err != nil {
 		cp.t.Fatal(err)
 	}
 	cp.t.Logf("fault %d: %s (%s)", cp.row.Faults, k, victim)
 	return func() bool {
 		p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
-		return p == nil || restarts(p) > before
+		return p == nil || before == nil || p.UID != before.UID || restarts(p) > restarts(before) // a rollout may replace the Pod
 	}
 }
 
