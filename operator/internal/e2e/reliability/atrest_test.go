@@ -14,11 +14,12 @@ import (
 
 // TestAtRestUnderKills: a 3-member cluster at rest (no operation of the operator in flight)
 // under the recording workload while faults follow one another: the leader SIGKILLed, a
-// follower, the operator killed and restarted, the leader cut off the network and healed, in
-// turn (4 faults; $RELIABILITY_FAULTS sets how many). The histories must be linearizable and the cluster must converge back to 3
+// follower, the operator killed and restarted, the leader cut off the network and healed, a
+// follower's node stopped and started, in turn (5 faults, one of each kind;
+// $RELIABILITY_FAULTS sets how many). The histories must be linearizable and the cluster must converge back to 3
 // voters after each.
 func TestAtRestUnderKills(t *testing.T) {
-	cp := newCampaign(t, "at rest", "rest", 4)
+	cp := newCampaign(t, "at rest", "rest", int(faultKinds))
 	e2eutil.CreateCluster(t, cp.c, cp.ns, "rest", 3)
 	e2eutil.WaitConverged(t, cp.c, cp.ns, "rest", 3, convergeTimeout)
 	cp.watch(e2eutil.EtcdClient(t, cp.c, cp.ns, "rest"))

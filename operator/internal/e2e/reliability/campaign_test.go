@@ -36,12 +36,13 @@ const (
 	killFollower
 	restartOperator
 	partitionLeader
+	restartFollowerNode
 	faultKinds // how many there are
 )
 
 func (k faultKind) String() string {
 	return [...]string{"SIGKILL of the leader", "SIGKILL of a follower", "operator SIGKILLed and restarted",
-		"the leader cut off the network for 2–6 s"}[k]
+		"the leader cut off the network for 2–6 s", "a follower's node stopped for 5–15 s and started"}[k]
 }
 
 // campaign is one fault campaign's bookkeeping: the operator it can kill, its workload (a
@@ -170,6 +171,9 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 	case partitionLeader:
 		cp.partition(cp.pick(true))
 		return func() bool { return true }
+	case restartFollowerNode:
+		cp.restartNodeOf(cp.pick(false))
+		return func() bool { return true }
 	}
 	victim := cp.pick(k == killLeader)
 	before := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
@@ -199,6 +203,30 @@ func (cp *campaign) partition(victim string) {
 		cp.t.Fatal(err)
 	}
 	cp.t.Logf("%s healed", victim)
+}
+
+// restartNodeOf stops the node victim runs on (its agent and every Pod on it die, as when a
+// machine goes down) for a random 5–15 s, then starts it again; it waits for the Node Ready.
+func (cp *campaign) restartNodeOf(victim string) {
+	cp.t.Helper()
+	p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
+	if p == nil {
+		cp.t.Fatalf("no Pod %s", victim)
+	}
+	node, err := cp.c.NodeIndex(p.Spec.NodeName)
+	if err != nil {
+		cp.t.Fatal(err)
+	}
+	if err := cp.c.StopNode(node); err != nil {
+		cp.t.Fatal(err)
+	}
+	cp.t.Cleanup(func() { _ = cp.c.StartNode(node) }) // the node back whatever fails first
+	cp.t.Logf("fault %d: node %d of follower %s stopped", cp.row.Faults, node, victim)
+	time.Sleep(time.Duration(5000+cp.r.IntN(10000)) * time.Millisecond) // the outage's length: the fault itself
+	if err := cp.c.StartNode(node); err != nil {
+		cp.t.Fatal(err)
+	}
+	cp.t.Logf("node %d started", node)
 }
 
 // injectSoon does a fault at a random moment of the next 3 s: of an operation just started.

@@ -23,7 +23,8 @@ import (
 // new CA while the workload runs through a client that follows the operator's active TLS
 // material (widen the trust, serve the new leaves, narrow: two rollouts), with a fault at a
 // random moment of it (the leader SIGKILLed; a longer campaign rotates again, to a new CA
-// each time, with a follower killed, then the operator, then the leader partitioned, in turn).
+// each time, with the other faults in turn: a follower killed, the operator, the leader
+// partitioned, a follower's node stopped).
 func TestDuringCARotation(t *testing.T) {
 	cp := newCampaign(t, "CA rotation of both planes", "rot", 1)
 	cp.pick = cp.statusPick // the workload's client is the only one that follows the rotation

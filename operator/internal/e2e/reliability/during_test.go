@@ -15,8 +15,8 @@ import (
 
 // TestDuringScale: the cluster is scaled 3→5, 5→3, … while the workload runs, one fault at a
 // random moment of each change: the leader SIGKILLed on the first, a follower on the second,
-// the operator killed and restarted on the third, the leader partitioned on the fourth, in
-// turn (2 changes; $RELIABILITY_FAULTS sets how many).
+// the operator killed and restarted on the third, the leader partitioned on the fourth, a
+// follower's node stopped on the fifth, in turn (2 changes; $RELIABILITY_FAULTS sets how many).
 func TestDuringScale(t *testing.T) {
 	cp := newCampaign(t, "scale 3→5→3", "scale", 2)
 	e2eutil.CreateCluster(t, cp.c, cp.ns, "scale", 3)

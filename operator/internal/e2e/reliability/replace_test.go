@@ -16,7 +16,7 @@ import (
 // TestDuringReplacement: a tmpfs follower loses its data (its Pod deleted) while the workload
 // runs, so the operator replaces it (remove, add a learner, promote); a second fault comes at a
 // random moment of the replacement (the leader SIGKILLed, then a follower, then the operator
-// killed and restarted, then the leader partitioned, in turn). Two faults per replacement: one replacement by default,
+// killed and restarted, then the leader partitioned, then a follower's node stopped, in turn). Two faults per replacement: one replacement by default,
 // $RELIABILITY_FAULTS/2 (rounded up) otherwise.
 func TestDuringReplacement(t *testing.T) {
 	cp := newCampaign(t, "member replacement", "repl", 2)
