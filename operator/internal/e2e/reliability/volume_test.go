@@ -1,0 +1,59 @@
+//go:build e2e
+
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+)
+
+// TestVolumeFull: a follower's data volume (a 256 MiB tmpfs) is filled to the last byte while
+// the workload runs: etcd's next WAL write fails, the member stops, and it cannot start again
+// while the volume is full. After a random 2–6 s the space is freed; the cluster must converge
+// back to 3 voters. One fault by default,
+// $RELIABILITY_FAULTS otherwise.
+func TestVolumeFull(t *testing.T) {
+	cp := newCampaign(t, "a follower's volume full", "full", 1)
+	e2eutil.CreateCluster(t, cp.c, cp.ns, "full", 3, e2eutil.Tmpfs)
+	e2eutil.WaitConverged(t, cp.c, cp.ns, "full", 3, convergeTimeout)
+	cp.watch(e2eutil.EtcdClient(t, cp.c, cp.ns, "full"))
+	for i := range cp.faults {
+		if i > 0 {
+			cp.nextRound()
+		}
+		start := time.Now()
+		victim := cp.fillVolume()
+		cp.converge(start, fmt.Sprintf("converged after %s's volume was freed", victim), convergeTimeout,
+			func() bool { return true }, cp.converged(3))
+		if e2eutil.Pod(t, cp.c, cp.ns, victim) == nil {
+			t.Logf("member %s was replaced after its volume was freed", victim)
+		}
+	}
+	cp.finish()
+}
+
+// fillVolume fills a follower's data volume, holds it full for a random 2–6 s, and frees it.
+func (cp *campaign) fillVolume() string {
+	cp.t.Helper()
+	victim := cp.pick(false)
+	path, err := cp.c.FillVolume(context.Background(), cp.ns, victim, "data", 1<<30) // more than the tmpfs holds
+	if path != "" {
+		cp.t.Cleanup(func() { _ = os.Remove(path) }) // the space back whatever fails first
+	}
+	if err != nil {
+		cp.t.Fatal(err)
+	}
+	cp.row.Faults++
+	cp.t.Logf("fault %d: the data volume of follower %s filled", cp.row.Faults, victim)
+	time.Sleep(time.Duration(2000+cp.r.IntN(4000)) * time.Millisecond) // how long it stays full: the fault itself
+	if err := os.Remove(path); err != nil {
+		cp.t.Fatal(err)
+	}
+	cp.t.Logf("%s's volume freed", victim)
+	return victim
+}
