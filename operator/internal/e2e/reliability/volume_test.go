@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
@@ -27,20 +29,24 @@ func TestVolumeFull(t *testing.T) {
 			cp.nextRound()
 		}
 		start := time.Now()
-		victim := cp.fillVolume()
+		victim, before := cp.fillVolume()
 		cp.converge(start, fmt.Sprintf("converged after %s's volume was freed", victim), convergeTimeout,
 			func() bool { return true }, cp.converged(3))
-		if e2eutil.Pod(t, cp.c, cp.ns, victim) == nil {
-			t.Logf("member %s was replaced after its volume was freed", victim)
+		if p := e2eutil.Pod(t, cp.c, cp.ns, victim); p == nil || before == nil || p.UID != before.UID {
+			t.Logf("member %s's Pod was replaced after its volume was freed", victim)
+		} else {
+			t.Logf("member %s: etcd restarted %d times while its volume was full", victim, restarts(p)-restarts(before))
 		}
 	}
 	cp.finish()
 }
 
-// fillVolume fills a follower's data volume, holds it full for a random 2–6 s, and frees it.
-func (cp *campaign) fillVolume() string {
+// fillVolume fills a follower's data volume, holds it full for a random 2–6 s, and frees it; it
+// returns the follower and its Pod as it was before.
+func (cp *campaign) fillVolume() (string, *corev1.Pod) {
 	cp.t.Helper()
 	victim := cp.pick(false)
+	before := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
 	path, err := cp.c.FillVolume(context.Background(), cp.ns, victim, "data", 1<<30) // more than the tmpfs holds
 	if path != "" {
 		cp.t.Cleanup(func() { _ = os.Remove(path) }) // the space back whatever fails first
@@ -55,5 +61,5 @@ func (cp *campaign) fillVolume() string {
 		cp.t.Fatal(err)
 	}
 	cp.t.Logf("%s's volume freed", victim)
-	return victim
+	return victim, before
 }
