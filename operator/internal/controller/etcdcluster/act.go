@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
@@ -93,6 +94,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 		if err := r.createMember(ctx, st, m); err != nil {
 			return err
 		}
+		crashpoint.Hit(crashpoint.SeedCreated)
 		r.event(st.cluster, corev1.EventTypeNormal, "SeedCreated", "Bootstrap", "created seed member %s", m.Name)
 	}
 	if err := r.patchMemberStatus(ctx, m, &v1alpha2.EtcdMemberStatus{IsVoter: true, MemberID: m.Status.MemberID, Version: m.Status.Version}); err != nil {
@@ -111,6 +113,7 @@ func (r *Reconciler) addMember(ctx context.Context, st *clusterState) error {
 	if err := r.createMember(ctx, st, m); err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.MemberCreated)
 	r.event(st.cluster, corev1.EventTypeNormal, "MemberCreated", "ScaleUp", "created member %s", m.Name)
 	return r.completePending(ctx, st, m)
 }
@@ -134,6 +137,7 @@ func (r *Reconciler) completePending(ctx context.Context, st *clusterState, m *v
 		if added, err = cli.MemberAddAsLearner(ctx, resources.NewPeerURL(m, r.clusterDomain())); err != nil {
 			return fmt.Errorf("MemberAddAsLearner %s: %w", m.Name, err)
 		}
+		crashpoint.Hit(crashpoint.LearnerAdded)
 		list.Members = append(list.Members, added)
 		r.event(st.cluster, corev1.EventTypeNormal, "MemberAdded", "ScaleUp", "added %s to etcd as learner %s", m.Name, etcd.FormatID(added.ID))
 	}
@@ -188,6 +192,7 @@ func (r *Reconciler) promote(ctx context.Context, st *clusterState, m *v1alpha2.
 	if err := cli.MemberPromote(ctx, id); err != nil && !etcd.IsNotLearner(err) {
 		return fmt.Errorf("MemberPromote %s: %w", m.Name, err)
 	}
+	crashpoint.Hit(crashpoint.Promoted)
 	r.event(st.cluster, corev1.EventTypeNormal, "MemberPromoted", "ScaleUp", "promoted %s (%s) to voter", m.Name, etcd.FormatID(id))
 	return r.patchMemberStatus(ctx, m, &v1alpha2.EtcdMemberStatus{MemberID: etcd.FormatID(id), IsVoter: true, Version: m.Status.Version})
 }
@@ -213,6 +218,7 @@ func (r *Reconciler) deleteMember(ctx context.Context, st *clusterState, a membe
 	if err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID}); client.IgnoreNotFound(err) != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.MemberDeleted)
 	if a.Kind == membership.ReplaceMember {
 		r.event(st.cluster, corev1.EventTypeWarning, v1alpha2.ReasonReplacing, "ReplaceMember", "replacing member %s: %s", m.Name, a.Message)
 		return nil
@@ -243,8 +249,10 @@ func (r *Reconciler) setDormant(ctx context.Context, st *clusterState, m *v1alph
 		return err
 	}
 	if dormant {
+		crashpoint.Hit(crashpoint.Parked)
 		r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonPaused, "Pause", "paused: member %s parked, PVC %s kept", m.Name, v1alpha2.PVCName(m.Name))
 	} else {
+		crashpoint.Hit(crashpoint.Woken)
 		r.event(st.cluster, corev1.EventTypeNormal, "Resumed", "Resume", "resuming member %s with its data", m.Name)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/authcred"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
@@ -168,9 +169,11 @@ func (r *Reconciler) enableAuth(ctx context.Context, st *clusterState, root root
 		if err := ensureUser(ctx, cli, op.Username, op.Password); err != nil {
 			return err
 		}
+		crashpoint.Hit(crashpoint.AuthUsersCreated)
 		if err := cli.AuthEnable(ctx); err != nil {
 			return fmt.Errorf("AuthEnable: %w", err)
 		}
+		crashpoint.Hit(crashpoint.AuthEnabled)
 		r.event(c, corev1.EventTypeNormal, v1alpha2.ReasonAuthEnabled, "EnableAuth", "etcd authentication enabled; %s", rootDescription(c))
 	}
 	if err := r.saveRootHash(ctx, c, rootHash(c, root)); err != nil {

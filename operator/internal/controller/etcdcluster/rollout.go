@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/membership"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/rollout"
@@ -95,6 +96,9 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 		}
 	case rollout.MoveLeader:
 		err = r.moveLeader(ctx, st, membership.Action{Target: st.rollout.Target, Message: st.rollout.Message})
+		if err == nil {
+			crashpoint.Hit(crashpoint.RolloutLeaderMoved)
+		}
 	default:
 		return nil
 	}
@@ -142,6 +146,7 @@ func (r *Reconciler) grantRestart(ctx context.Context, st *clusterState, m *v1al
 	if err := r.Client.Patch(ctx, m, patch); err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.RestartGranted)
 	r.event(st.cluster, corev1.EventTypeNormal, v1alpha2.ReasonRollingUpdate, "RestartMember", "%s", st.rollout.Message)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/tlsmaterial"
@@ -180,8 +181,16 @@ func (r *Reconciler) applyPlane(ctx context.Context, st *clusterState, lp *loade
 	if ca != nil {
 		lp.state.ActiveCA = ca
 	}
+	if name, ok := trustCrashpoints[d.Kind]; ok {
+		crashpoint.Hit(name)
+	}
 	r.reportTrustStep(st, lp, d)
 	return nil
+}
+
+// trustCrashpoints are the steps of a rotation, hit once the active Secrets hold them.
+var trustCrashpoints = map[trust.Kind]string{
+	trust.Widen: crashpoint.TrustWidened, trust.Swap: crashpoint.TrustSwapped, trust.Narrow: crashpoint.TrustNarrowed,
 }
 
 func (r *Reconciler) reportTrustStep(st *clusterState, lp *loadedPlane, d trust.Decision) {

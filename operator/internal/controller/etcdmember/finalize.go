@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
@@ -77,6 +78,7 @@ func (r *Reconciler) removeFromEtcd(ctx context.Context, m *v1alpha2.EtcdMember,
 	if err := cli.MemberRemove(ctx, found.ID); err != nil && !etcd.IsMemberNotFound(err) {
 		return false, fmt.Errorf("MemberRemove %s: %w", etcd.FormatID(found.ID), err)
 	}
+	crashpoint.Hit(crashpoint.EtcdMemberRemoved)
 	r.event(m, corev1.EventTypeNormal, "MemberRemoved", "RemoveMember", "removed etcd member %s", etcd.FormatID(found.ID))
 	return true, nil
 }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
@@ -37,6 +38,7 @@ func (r *Reconciler) restartOutdatedPod(ctx context.Context, st *memberState) (b
 	if err := r.deletePod(ctx, pod); err != nil {
 		return true, err
 	}
+	crashpoint.Hit(crashpoint.RolloutPodDeleted)
 	r.event(st.member, corev1.EventTypeNormal, v1alpha2.ReasonRollingUpdate, "RestartPod",
 		"restarting Pod %s into template revision %s (was %s)", pod.Name, st.revision, pod.Annotations[v1alpha2.AnnotationPodRevision])
 	st.pod, st.waiting = nil, "restarting the Pod into the new template"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/authcred"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
@@ -116,6 +117,7 @@ func (r *Reconciler) startAgent(ctx context.Context, s *v1alpha2.EtcdSnapshot, c
 	if err := r.Client.Create(ctx, pod); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.SnapshotAgentCreated)
 	r.event(s, corev1.EventTypeNormal, v1alpha2.ReasonAgentStarted, "Snapshot",
 		"started agent Pod %s; streaming from %s", pod.Name, src.Members[0].Name)
 	patch := client.MergeFrom(s.DeepCopy())
