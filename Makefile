@@ -93,7 +93,7 @@ test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and 
 # suites under operator/internal/e2e/ (the table in docs/development.md says what each proves).
 E2E_PACKAGES := ./e2e/... ./operator/internal/e2e/...
 # The binaries the local cluster and the e2e suites run (built by `make build`).
-E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager LC_PLUGIN_BIN=$(CURDIR)/bin/kubectl-etcd LC_MIGRATE_BIN=$(CURDIR)/bin/etcd-migrate
+E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager LC_PLUGIN_BIN=$(CURDIR)/bin/kubectl-etcd LC_MIGRATE_BIN=$(CURDIR)/bin/etcd-migrate LC_OPERATOR_CRASHPOINT_BIN=$(CURDIR)/bin/manager-crashpoint
 
 .PHONY: test-e2e
 test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
@@ -162,5 +162,6 @@ vendor-charts: ## Pull the third-party charts pinned in Chartfile.yaml into thir
 	go run ./hack/chartfile -helm $(HELM)
 
 .PHONY: build
-build: ## Build the binaries into bin/.
+build: ## Build the binaries into bin/ (and the operator that stops at crash points, for e2e's sweep).
 	go build -o bin/ ./operator/cmd/... ./e2e/cmd/...
+	go build -tags crashpoint -o bin/manager-crashpoint ./operator/cmd/manager

@@ -12,10 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// BuildBinary runs `go build -o out ./pkg` in the module root. go build leaves an
+// BuildBinary runs `go build -o out [buildFlags] ./pkg` in the module root. go build leaves an
 // up-to-date binary untouched, so a warm call only checks build IDs. Concurrent
 // callers (parallel test binaries) are serialised by a lock file next to out.
-func BuildBinary(moduleRoot, pkg, out string) error {
+func BuildBinary(moduleRoot, pkg, out string, buildFlags ...string) error {
 	if moduleRoot == "" {
 		return fmt.Errorf("build %s: module root unknown (set the binary path instead)", pkg)
 	}
@@ -30,7 +30,7 @@ func BuildBinary(moduleRoot, pkg, out string) error {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, buildFlags...), pkg)...)
 	cmd.Dir = moduleRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-trimpath")
 	var buf bytes.Buffer

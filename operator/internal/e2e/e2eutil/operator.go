@@ -104,6 +104,8 @@ type Operator struct {
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
+	// env is added to the next process' environment (Arm).
+	env []string
 	// exited is closed when the running process has been reaped.
 	exited chan struct{}
 }
@@ -167,6 +169,7 @@ func (o *Operator) Start() error {
 	}
 	cmd := localcluster.InClusterCommand(context.Background(), o.c.State, o.bin, o.args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(cmd.Env, o.env...)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err

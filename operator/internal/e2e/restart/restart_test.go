@@ -9,7 +9,6 @@ import (
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
-	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 )
 
 func TestMain(m *testing.M) {
@@ -54,35 +53,10 @@ func TestKilledBetweenScaleUpSteps(t *testing.T) {
 		if kills == 0 {
 			t.Errorf("scale to %d: no step was observed, so nothing was tested", n)
 		}
-		assertOneToOne(t, c, ns, "crash")
+		e2eutil.AssertOneToOne(t, c, ns, "crash")
 	}
 	e2eutil.AssertKey(t, c, ns, "crash", "before", "kills")
 	if t.Failed() {
 		t.Logf("operator log:\n%s", op.LogTail(80))
-	}
-}
-
-// assertOneToOne: every etcd member is a voter backed by exactly one EtcdMember with its ID.
-func assertOneToOne(t *testing.T, c *framework.Cluster, ns, name string) {
-	t.Helper()
-	list, err := e2eutil.MemberList(t, c, ns, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]int{}
-	for _, m := range e2eutil.Members(t, c, ns, name) {
-		ids[m.Status.MemberID]++
-	}
-	for _, m := range list.Members {
-		id := etcd.FormatID(m.ID)
-		if m.IsLearner {
-			t.Errorf("etcd member %s is still a learner", id)
-		}
-		if ids[id] != 1 {
-			t.Errorf("etcd member %s is backed by %d EtcdMembers (IDs %v)", id, ids[id], ids)
-		}
-	}
-	if len(ids) != len(list.Members) {
-		t.Errorf("%d EtcdMembers for %d etcd members", len(ids), len(list.Members))
 	}
 }
