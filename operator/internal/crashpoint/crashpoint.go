@@ -34,6 +34,7 @@ const (
 	OpTrust     = "trust rotation"
 	OpAuth      = "auth enable"
 	OpSnapshot  = "snapshot"
+	OpRollback  = "rollback"
 )
 
 // The steps. Each name is hit right after the step's effect is written and before the
@@ -73,6 +74,17 @@ const (
 	AuthEnabled = "auth/enabled"
 	// SnapshotAgentCreated: the agent Pod exists; the snapshot's status still says Pending.
 	SnapshotAgentCreated = "snapshot/agent-created"
+	// SafetySnapshotCreated: an in-place rollback's safety EtcdSnapshot exists; the EtcdRestore
+	// does not name it yet.
+	SafetySnapshotCreated = "rollback/safety-snapshot-created"
+	// TakenOver: the cluster carries the rollback's annotation; its members are all there.
+	TakenOver = "rollback/taken-over"
+	// MembersDeleted: the rollback deleted the cluster's EtcdMembers; they may not be gone yet.
+	MembersDeleted = "rollback/members-deleted"
+	// RestoreSeedCreated: the seed restoring the snapshot exists; the cluster is still held.
+	RestoreSeedCreated = "rollback/seed-created"
+	// HandedBack: the cluster controller has the cluster again; the EtcdRestore is not Complete.
+	HandedBack = "rollback/handed-back"
 )
 
 // Point is one step of one operation.
@@ -91,6 +103,8 @@ var All = []Point{
 	{OpTrust, TrustWidened}, {OpTrust, TrustSwapped}, {OpTrust, TrustNarrowed},
 	{OpAuth, AuthUsersCreated}, {OpAuth, AuthEnabled},
 	{OpSnapshot, SnapshotAgentCreated},
+	{OpRollback, SafetySnapshotCreated}, {OpRollback, TakenOver}, {OpRollback, MembersDeleted},
+	{OpRollback, RestoreSeedCreated}, {OpRollback, HandedBack},
 }
 
 // Spec is what EnvVar asks for: stop at the Nth hit of Name.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
 )
@@ -57,6 +58,7 @@ func (r *Reconciler) admit(ctx context.Context, er *v1alpha2.EtcdRestore) (recon
 	if err := r.Client.Create(ctx, safety); client.IgnoreAlreadyExists(err) != nil {
 		return reconcile.Result{}, err
 	}
+	crashpoint.Hit(crashpoint.SafetySnapshotCreated)
 	patch := client.MergeFrom(er.DeepCopy())
 	er.Status.SafetySnapshot = safety.Name
 	if err := r.Client.Status().Patch(ctx, er, patch); err != nil {

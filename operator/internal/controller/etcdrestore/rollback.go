@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/crashpoint"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
 	"github.com/cozystack/etcd-operator/operator/internal/topology"
@@ -76,6 +77,7 @@ func (r *Reconciler) takeOver(ctx context.Context, er *v1alpha2.EtcdRestore, c *
 	if err := r.Client.Patch(ctx, c, patch); err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.TakenOver)
 	r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonRestoring, "Restore",
 		"rolling back to %s (EtcdRestore %s): every member is replaced by one restored from it; clients reconnect to the same endpoints",
 		sourceName(er), er.Name)
@@ -85,13 +87,18 @@ func (r *Reconciler) takeOver(ctx context.Context, er *v1alpha2.EtcdRestore, c *
 // removeMembers deletes the cluster's members; their finalizers leave etcd alone while the
 // cluster is being restored, and their PVCs go with them. It returns how many are left.
 func (r *Reconciler) removeMembers(ctx context.Context, members []v1alpha2.EtcdMember) (int, error) {
+	deleted := false
 	for i := range members {
 		m := &members[i]
 		if m.DeletionTimestamp.IsZero() {
 			if err := r.Client.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
 				return 0, err
 			}
+			deleted = true
 		}
+	}
+	if deleted {
+		crashpoint.Hit(crashpoint.MembersDeleted)
 	}
 	return len(members), nil
 }
@@ -113,6 +120,7 @@ func (r *Reconciler) startIncarnation(ctx context.Context, er *v1alpha2.EtcdRest
 	if err := r.Client.Create(ctx, seed); err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.RestoreSeedCreated)
 	r.event(er, corev1.EventTypeNormal, v1alpha2.ReasonRestoring, "Restore", "created seed %s restoring %s", seed.Name, sourceName(er))
 	return nil
 }
@@ -138,7 +146,11 @@ func (r *Reconciler) handBack(ctx context.Context, er *v1alpha2.EtcdRestore, c *
 	if c.Annotations[v1alpha2.AnnotationRestoring] == er.Name {
 		patch := client.MergeFrom(c.DeepCopy())
 		delete(c.Annotations, v1alpha2.AnnotationRestoring)
-		return reconcile.Result{}, r.Client.Patch(ctx, c, patch)
+		if err := r.Client.Patch(ctx, c, patch); err != nil {
+			return reconcile.Result{}, err
+		}
+		crashpoint.Hit(crashpoint.HandedBack)
+		return reconcile.Result{}, nil
 	}
 	reason, failed := seedFailure(seed)
 	if _, refused := seed.Annotations[v1alpha2.AnnotationRestoreRefused]; refused && failed != "" {
