@@ -3,12 +3,15 @@
 package e2eutil
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -57,4 +60,36 @@ func Degraded(ec *v1alpha2.EtcdCluster) *metav1.Condition {
 		return nil
 	}
 	return d
+}
+
+// NoOrphans checks that every member Pod and PVC of the cluster (named after its member, as the
+// operator names them) belongs to an EtcdMember that exists: a crash between deleting a member
+// and its Pod or claim going must not leak them.
+func NoOrphans(t testing.TB, c *framework.Cluster, ns, name string) error {
+	t.Helper()
+	members := map[string]bool{}
+	for _, m := range Members(t, c, ns, name) {
+		members[m.Name] = true
+	}
+	ctx := context.Background()
+	sel := client.MatchingLabels{v1alpha2.LabelCluster: name}
+	var pods corev1.PodList
+	if err := c.Client.List(ctx, &pods, client.InNamespace(ns), sel); err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		if m := p.Labels[v1alpha2.LabelAppComponent]; p.Name == m && !members[m] {
+			return fmt.Errorf("Pod %s outlives its EtcdMember", p.Name)
+		}
+	}
+	var pvcs corev1.PersistentVolumeClaimList
+	if err := c.Client.List(ctx, &pvcs, client.InNamespace(ns), sel); err != nil {
+		return err
+	}
+	for _, p := range pvcs.Items {
+		if m := p.Labels[v1alpha2.LabelAppComponent]; p.Name == v1alpha2.PVCName(m) && !members[m] {
+			return fmt.Errorf("PVC %s outlives its EtcdMember", p.Name)
+		}
+	}
+	return nil
 }

@@ -30,6 +30,10 @@ func all() []scenario {
 	return []scenario{
 		{op: cp.OpBootstrap, fresh: true, setup: bare, steps: []step{
 			{point: cp.SeedCreated, short: true, trigger: create(3), done: converged},
+			// A new cluster grows from its seed by scale-up steps: crash in the middle of that.
+			{point: cp.MemberCreated, trigger: create(3), done: converged},
+			{point: cp.LearnerAdded, nth: 2, trigger: create(3), done: converged},
+			{point: cp.Promoted, nth: 2, trigger: create(3), done: converged},
 		}},
 		{op: cp.OpScaleUp + "/down", setup: plain(1), steps: []step{
 			{point: cp.MemberCreated, trigger: scaleBy(1), done: converged},
@@ -59,6 +63,13 @@ func all() []scenario {
 		}},
 		{op: cp.OpSnapshot, setup: withClaim(plain(1)), steps: []step{
 			{point: cp.SnapshotAgentCreated, short: true, trigger: snapshot, done: snapshotted},
+		}},
+		{op: cp.OpRollback, setup: withPoint(withClaim(plain(3))), steps: []step{
+			{point: cp.SafetySnapshotCreated, trigger: rollBack, done: rolledBack},
+			{point: cp.TakenOver, trigger: rollBack, done: rolledBack},
+			{point: cp.MembersDeleted, short: true, trigger: rollBack, done: rolledBack},
+			{point: cp.RestoreSeedCreated, trigger: rollBack, done: rolledBack},
+			{point: cp.HandedBack, trigger: rollBack, done: rolledBack},
 		}},
 	}
 }
@@ -118,7 +129,8 @@ func scaleTo(n int32) func(t *testing.T, s *sweep, sub *subject) {
 
 // converged: the sweep's invariants at sub.replicas members. Conditions: Available from a
 // healthy quorum, not Progressing, not Degraded; etcd lists exactly the voters, each backed by
-// one EtcdMember with its ID (no orphan learner, no member twice).
+// one EtcdMember with its ID (no orphan learner, no member twice); no Pod or PVC outlives its
+// member.
 func converged(t *testing.T, s *sweep, sub *subject) error {
 	ec := e2eutil.GetCluster(t, s.c, sub.ns, sub.name)
 	if d := e2eutil.Degraded(ec); d != nil {
@@ -137,7 +149,10 @@ func converged(t *testing.T, s *sweep, sub *subject) error {
 	if err != nil {
 		return err
 	}
-	return e2eutil.OneToOne(e2eutil.Members(t, s.c, sub.ns, sub.name), list.Members)
+	if err := e2eutil.OneToOne(e2eutil.Members(t, s.c, sub.ns, sub.name), list.Members); err != nil {
+		return err
+	}
+	return e2eutil.NoOrphans(t, s.c, sub.ns, sub.name)
 }
 
 // paused: Available says Paused, the one EtcdMember is dormant and its Pod is gone.
@@ -157,7 +172,7 @@ func paused(t *testing.T, s *sweep, sub *subject) error {
 	if e2eutil.Pod(t, s.c, sub.ns, ms[0].Name) != nil {
 		return fmt.Errorf("the dormant member's Pod %s still exists", ms[0].Name)
 	}
-	return nil
+	return e2eutil.NoOrphans(t, s.c, sub.ns, sub.name)
 }
 
 // cpuRequest is the rollout's template change: a CPU request one millicore larger each time.
@@ -213,7 +228,12 @@ func snapshotName(gen int) string { return fmt.Sprintf("snap-%d", gen) }
 func snapshot(t *testing.T, s *sweep, sub *subject) {
 	sub.gen++
 	e2eutil.PutGet(t, s.c, sub.ns, sub.name, snapshotName(sub.gen), "before the snapshot")
-	snap := &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Name: snapshotName(sub.gen), Namespace: sub.ns},
+	createSnapshot(t, s, sub, snapshotName(sub.gen))
+}
+
+// createSnapshot asks for a snapshot of the subject to the claim withClaim made.
+func createSnapshot(t *testing.T, s *sweep, sub *subject, name string) {
+	snap := &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sub.ns},
 		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: sub.name},
 			Destination: v1alpha2.SnapshotLocation{PVC: &v1alpha2.PVCLocation{ClaimName: "backup", SubPath: "etcd"}}}}
 	if err := s.c.Client.Create(context.Background(), snap); err != nil {

@@ -95,7 +95,7 @@ func TestCrashPointSweep(t *testing.T) {
 	checkCoverage(t, scenarios)
 	start := time.Now()
 	for _, sc := range scenarios {
-		t.Run(strings.ReplaceAll(sc.op, " ", "-"), func(t *testing.T) { s.run(t, sc) })
+		t.Run(testName(sc.op), func(t *testing.T) { s.run(t, sc) })
 	}
 	t.Logf("crash-point sweep (%s), %s in all:\n%s", s.mode(), time.Since(start).Round(time.Second), s.table())
 }
@@ -139,7 +139,7 @@ func (s *sweep) run(t *testing.T, sc scenario) {
 			if sub == nil || sc.fresh {
 				sub = sc.setup(t, s)
 			}
-			ok := t.Run(strings.ReplaceAll(r.step, "/", "-"), func(t *testing.T) { s.crashAndConverge(t, sub, st, &r) })
+			ok := t.Run(testName(r.step), func(t *testing.T) { s.crashAndConverge(t, sub, st, &r) })
 			if !ok && !sc.fresh {
 				broken = r.step
 			}
@@ -147,6 +147,9 @@ func (s *sweep) run(t *testing.T, sc scenario) {
 		s.rows = append(s.rows, r)
 	}
 }
+
+// testName is a subtest name without the separators -run splits on.
+func testName(s string) string { return strings.NewReplacer(" ", "-", "/", "-").Replace(s) }
 
 func spec(st step) string {
 	return crashpoint.Spec{Name: st.point, Nth: st.nth}.String()
