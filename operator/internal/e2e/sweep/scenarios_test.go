@@ -80,9 +80,28 @@ func all() []scenario {
 func newSubject(t *testing.T, s *sweep, replicas int32) *subject {
 	ns := e2eutil.NewNamespace(t, s.c)
 	sub := &subject{ns: ns, name: clusterName, replicas: replicas}
-	sub.client = func(t *testing.T) (*clientv3.Client, error) { return e2eutil.EtcdClient(t, s.c, ns, clusterName), nil }
+	sub.client = plainClient(t, s, ns)
 	t.Cleanup(func() { s.deleteCluster(t, sub) })
 	return sub
+}
+
+// plainClient is one client of the cluster's client Service for the whole scenario (t), made
+// at first use: polling for convergence should not dial anew every time.
+func plainClient(t *testing.T, s *sweep, ns string) func(*testing.T) (*clientv3.Client, error) {
+	var cli *clientv3.Client
+	t.Cleanup(func() {
+		if cli != nil {
+			_ = cli.Close()
+		}
+	})
+	return func(*testing.T) (*clientv3.Client, error) {
+		if cli != nil {
+			return cli, nil
+		}
+		var err error
+		cli, err = clientv3.New(e2eutil.ClientConfig(s.c, "http://"+v1alpha2.ClientServiceName(clusterName, nil)+"."+ns+".svc:2379"))
+		return cli, err
+	}
 }
 
 func (s *sweep) deleteCluster(t *testing.T, sub *subject) {
