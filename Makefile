@@ -110,16 +110,18 @@ fuzz: ## Fuzz the deciders (membership, rollout, trust) for FUZZTIME each.
 	@for t in $(FUZZ_TARGETS); do echo "fuzz $$t"; go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) || exit 1; done
 
 # The long fault campaigns: every reliability campaign injects SOAK_FAULTS faults (make test runs
-# a few each); their table is printed at the end and kept in bin/soak-table.md.
+# a few each); their table is printed at the end and kept in bin/soak-table.md. Then the crash-point
+# sweep over every step (SWEEP_FULL=1; make test runs one or two steps per operation).
 SOAK_FAULTS ?= 50
 SOAK_TIMEOUT ?= 10h
 
 .PHONY: soak
-soak: tools build ## The reliability campaigns with SOAK_FAULTS (50) faults each; prints their table (root, hours).
+soak: tools build ## The reliability campaigns with SOAK_FAULTS (50) faults each, then the full crash-point sweep; prints their tables (root, hours).
 	hack/e2e-deps.sh
 	rm -f bin/soak-table.md
 	status=0; $(E2E_ENV) RELIABILITY_FAULTS=$(SOAK_FAULTS) RELIABILITY_TABLE=$(CURDIR)/bin/soak-table.md \
 		go test -count=1 -v -tags e2e -timeout $(SOAK_TIMEOUT) ./operator/internal/e2e/reliability/ || status=$$?; \
+	$(E2E_ENV) SWEEP_FULL=1 go test -count=1 -v -tags e2e -timeout 1h ./operator/internal/e2e/sweep/ || status=$$?; \
 	echo; cat bin/soak-table.md 2>/dev/null || echo "no campaign reported"; exit $$status
 
 .PHONY: test
