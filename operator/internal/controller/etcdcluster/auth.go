@@ -46,7 +46,7 @@ func (r *Reconciler) ensureAuth(ctx context.Context, st *clusterState) error {
 		// until every member serves TLS and the operator dials it (status.clientTLSServing).
 		return nil
 	}
-	root, ok, err := r.rootCredential(ctx, st)
+	root, ok, err := r.readRootCredential(ctx, st)
 	if !ok {
 		return err
 	}
@@ -76,9 +76,9 @@ type rootCredential struct {
 	passwordless bool
 }
 
-// rootCredential reads root's password (watching its Secret); ok is false when the pass must
+// readRootCredential reads root's password (watching its Secret); ok is false when the pass must
 // not go on with auth: a missing Secret or key is a condition (nil error), others are errors.
-func (r *Reconciler) rootCredential(ctx context.Context, st *clusterState) (rootCredential, bool, error) {
+func (r *Reconciler) readRootCredential(ctx context.Context, st *clusterState) (rootCredential, bool, error) {
 	c := st.cluster
 	if authcred.Passwordless(c) {
 		return rootCredential{passwordless: true}, true, nil
