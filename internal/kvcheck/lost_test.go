@@ -1,6 +1,11 @@
 package kvcheck
 
-import "testing"
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
 
 // LostWrites must count what a read proves lost and nothing a concurrent or unknown write explains.
 func TestLostWrites(t *testing.T) {
@@ -34,5 +39,81 @@ func TestLostWrites(t *testing.T) {
 		if got := LostWrites(tc.ops); got != tc.want {
 			t.Errorf("%s: %d lost, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// naiveLostOnKey is the definition, quadratic: every acknowledged write against every later
+// read (and a missing read against every delete). lostOnKey must agree with it.
+func naiveLostOnKey(ops []Op) int {
+	p := partition(ops)
+	lost := 0
+	for _, w := range p.acked {
+		for _, r := range p.reads {
+			if r.Call > w.Return && naiveContradicts(r, w, ops, p.writer) {
+				lost++
+				break
+			}
+		}
+	}
+	return lost
+}
+
+func naiveContradicts(r, w Op, ops []Op, writer map[string]Op) bool {
+	if r.Output.Found {
+		src, ok := writer[r.Output.Value]
+		return ok && src.Input.Value != w.Input.Value && !src.Output.Unknown && src.Return < w.Call
+	}
+	if w.Input.Kind == Delete {
+		return false
+	}
+	for _, d := range ops {
+		if d.Input.Kind == Delete && !d.Output.Failed && d.Call < r.Return && returned(d) > w.Call {
+			return false
+		}
+	}
+	return true
+}
+
+// Random histories of one key (overlapping operations, unknown and failed outcomes, reads of
+// any value written): the fast count equals the definition's.
+func TestLostOnKeyMatchesTheDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	withLoss := 0
+	for round := range 2000 {
+		var ops []Op
+		var values []string
+		for i := range 2 + r.IntN(12) {
+			call := int64(r.IntN(100))
+			op := Op{Client: i, Call: call, Return: call + 1 + int64(r.IntN(30))}
+			switch k := r.IntN(4); {
+			case k == 0 || len(values) == 0 && k == 3:
+				op.Input = Input{Kind: Put, Key: "k", Value: fmt.Sprintf("v%d", i)}
+				values = append(values, op.Input.Value)
+			case k == 1:
+				op.Input = Input{Kind: Delete, Key: "k"}
+			case k == 2:
+				op.Input = Input{Kind: CAS, Key: "k", Value: fmt.Sprintf("v%d", i)}
+				op.Output.OK = r.IntN(2) == 0
+				values = append(values, op.Input.Value)
+			default:
+				op.Input = Input{Kind: Get, Key: "k"}
+				if r.IntN(3) > 0 {
+					op.Output.Found, op.Output.Value = true, values[r.IntN(len(values))]
+				}
+			}
+			op.Output.Unknown = r.IntN(8) == 0
+			op.Output.Failed = !op.Output.Unknown && r.IntN(10) == 0
+			ops = append(ops, op)
+		}
+		got, want := lostOnKey(slices.Clone(ops)), naiveLostOnKey(ops)
+		if got != want {
+			t.Fatalf("round %d: %d lost, the definition says %d\n%+v", round, got, want, ops)
+		}
+		if want > 0 {
+			withLoss++
+		}
+	}
+	if withLoss < 100 {
+		t.Errorf("only %d of the random histories lose a write: the comparison proves little", withLoss)
 	}
 }
