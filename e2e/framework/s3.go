@@ -292,9 +292,15 @@ func (s *S3) stopLocked() error {
 		return nil
 	case <-time.After(10 * time.Second):
 	}
+	// Still draining connections (its graceful shutdown waits for clients' idle keep-alive
+	// connections, e.g. the operator's): the server is going either way, so this is no failure
+	// of the test. It may also have exited just now.
 	err := cmd.Process.Kill()
 	<-exited
-	return errors.Join(errors.New("versitygw ignored SIGTERM for 10s; killed"), err)
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
 }
 
 // Close stops the server for good and gives its port back.
