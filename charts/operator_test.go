@@ -56,6 +56,10 @@ tenantController:
   serveByDefault: true
   deletionPolicy: Retain
   template: {replicas: 3, version: 3.6.16, storage: {size: 4Gi, storageClassName: fast}}
+  backup:
+    schedule: "0 */6 * * *"
+    snapshotTemplate: {destination: {s3: {endpoint: "https://s3.example.com", bucket: tenants, key: etcd, credentialsSecretRef: {name: tenant-s3}}}}
+    retention: {keepLast: 5}
 `},
 }
 

@@ -62,6 +62,30 @@ func (r *Reconciler) applyPKI(ctx context.Context, n specs.Names, owner *v1alpha
 	return nil
 }
 
+// applyBackup applies the tenant's EtcdBackupSchedule, owned by the EtcdCluster (it goes, or
+// stays, with the cluster), or deletes the one made before when backups are off for the TCP.
+func (r *Reconciler) applyBackup(ctx context.Context, n specs.Names, owner *v1alpha2.EtcdCluster, spec *specs.ClusterBackup) error {
+	key := client.ObjectKey{Namespace: n.Namespace, Name: n.BackupSchedule()}
+	existing := &v1alpha2.EtcdBackupSchedule{}
+	err := r.Client.Get(ctx, key, existing)
+	if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	found := err == nil
+	if found && existing.Labels[v1alpha2.LabelAppManagedBy] != v1alpha2.ManagedByTenants {
+		return foreignObject{"EtcdBackupSchedule", n.Namespace + "/" + n.BackupSchedule()}
+	}
+	if spec == nil {
+		if found {
+			return client.IgnoreNotFound(r.Client.Delete(ctx, existing))
+		}
+		return nil
+	}
+	u := specs.BackupSchedule(n, spec)
+	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1alpha2.GroupVersion.String(), Kind: "EtcdCluster", Name: owner.Name, UID: owner.UID}})
+	return r.apply(ctx, u)
+}
+
 // applyDataStore applies the tenant's DataStore; one of the name not made here is refused.
 func (r *Reconciler) applyDataStore(ctx context.Context, tcp *kamaji.TenantControlPlane, n specs.Names) error {
 	existing := &kamaji.DataStore{}

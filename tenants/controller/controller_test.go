@@ -23,11 +23,18 @@ import (
 
 const template = "replicas: 3\nversion: 3.6.16\nstorage:\n  size: 2Gi\n"
 
+// backupTemplate: every served tenant's etcd is backed up to S3 under its own prefix.
+const backupTemplate = `schedule: "0 */6 * * *"
+snapshotTemplate:
+  destination:
+    s3: {endpoint: "http://s3:9000", bucket: tenants, key: etcd, credentialsSecretRef: {name: s3}}
+`
+
 var optIn = map[string]string{v1alpha2.AnnotationTenantEtcd: "true"}
 
 // TestTenantController runs the scenarios against the project's own minimal Kamaji CRDs.
 func TestTenantController(t *testing.T) {
-	s := startSuite(t, testenv.FixtureCRDDir("kamaji"), Options{Template: []byte(template)})
+	s := startSuite(t, testenv.FixtureCRDDir("kamaji"), Options{Template: []byte(template), Backup: []byte(backupTemplate)})
 	s.scenarios(t)
 }
 
@@ -39,7 +46,7 @@ func TestTenantControllerOnKamajiCRDs(t *testing.T) {
 	if _, err := os.Stat(dir); !ok || err != nil {
 		t.Skipf("Kamaji's CRDs not found in %s (they sit beside the clone in CI)", dir)
 	}
-	s := startSuite(t, dir, Options{Template: []byte(template)})
+	s := startSuite(t, dir, Options{Template: []byte(template), Backup: []byte(backupTemplate)})
 	s.scenarios(t)
 }
 
@@ -65,6 +72,7 @@ func (s *suite) scenarios(t *testing.T) {
 	t.Run("BadSpec", s.testBadSpec)
 	t.Run("DeleteWaitsForKamaji", s.testDelete)
 	t.Run("Retain", s.testRetain)
+	t.Run("Backup", s.testBackup)
 }
 
 // A TCP that opts in gets its EtcdCluster (template merged with its override, TLS from its own
@@ -267,5 +275,52 @@ func (s *suite) testRetain(t *testing.T) {
 	})
 	if s.get(t, client.ObjectKey{Namespace: ns, Name: n.Cluster}, c); c.UID != uid {
 		t.Error("the retained EtcdCluster was replaced")
+	}
+}
+
+// A served TCP's etcd is backed up by the template's schedule (its annotation merged over it),
+// under its own prefix, by a schedule the EtcdCluster owns; a refused override says why and
+// changes nothing; null turns its backups off.
+func (s *suite) testBackup(t *testing.T) {
+	ns := s.namespace(t, nil)
+	annotations := map[string]string{v1alpha2.AnnotationTenantEtcd: "true", v1alpha2.AnnotationTenantEtcdBackup: `{"retention": {"keepLast": 7}}`}
+	tcp := s.tcp(t, ns, "backed", annotations, "")
+	n := specs.NamesOf(ns, "backed")
+	sched := &v1alpha2.EtcdBackupSchedule{}
+	waitFor(t, "the tenant's EtcdBackupSchedule", func() bool {
+		return s.get(t, client.ObjectKey{Namespace: ns, Name: n.BackupSchedule()}, sched)
+	})
+	c := &v1alpha2.EtcdCluster{}
+	s.get(t, client.ObjectKey{Namespace: ns, Name: n.Cluster}, c)
+	if sched.Spec.ClusterRef.Name != n.Cluster || sched.Spec.Schedule != "0 */6 * * *" || *sched.Spec.Retention.KeepLast != 7 ||
+		sched.Spec.SnapshotTemplate.Destination.S3.Key != "etcd/"+ns+"/backed" {
+		t.Errorf("schedule spec %+v", sched.Spec)
+	}
+	if refs := sched.OwnerReferences; len(refs) != 1 || refs[0].UID != c.UID {
+		t.Errorf("schedule owners %+v, want the EtcdCluster", refs)
+	}
+	// The API refuses keepLast 0: ApplyFailed with its message, the schedule as it was.
+	s.annotate(t, tcp, `{"retention": {"keepLast": 0}}`)
+	if note := s.event(t, ns, "backed", v1alpha2.ReasonTenantApplyFailed); !strings.Contains(note, "keepLast") {
+		t.Errorf("ApplyFailed says %q", note)
+	}
+	s.get(t, client.ObjectKey{Namespace: ns, Name: n.BackupSchedule()}, sched)
+	if *sched.Spec.Retention.KeepLast != 7 {
+		t.Errorf("a refused override changed the schedule: keepLast %d", *sched.Spec.Retention.KeepLast)
+	}
+	s.annotate(t, tcp, "null")
+	waitFor(t, "the schedule deleted once backups are off", func() bool {
+		return !s.get(t, client.ObjectKey{Namespace: ns, Name: n.BackupSchedule()}, &v1alpha2.EtcdBackupSchedule{})
+	})
+}
+
+// annotate sets the TCP's backup annotation.
+func (s *suite) annotate(t *testing.T, tcp *kamaji.TenantControlPlane, backup string) {
+	t.Helper()
+	s.get(t, client.ObjectKeyFromObject(tcp), tcp)
+	patch := client.MergeFrom(tcp.DeepCopy())
+	tcp.Annotations[v1alpha2.AnnotationTenantEtcdBackup] = backup
+	if err := s.c.Patch(context.Background(), tcp, patch); err != nil {
+		t.Fatal(err)
 	}
 }

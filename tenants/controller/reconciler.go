@@ -33,6 +33,9 @@ const FieldOwner = "etcd-operator-tenants"
 type Options struct {
 	// Template is the EtcdCluster spec (YAML or JSON) every tenant etcd starts from.
 	Template []byte
+	// Backup is the EtcdBackupSchedule spec (YAML or JSON, no clusterRef) every tenant etcd is
+	// backed up by; empty: none, unless a TCP's annotation asks.
+	Backup []byte
 	// ServeByDefault serves TCPs that neither their annotation nor their namespace's label decide.
 	ServeByDefault bool
 	// DeletionPolicy is v1alpha2.TenantDeletionDelete (empty) or TenantDeletionRetain.
@@ -54,6 +57,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=deletecollection
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;certificates,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdclusters,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=etcd-operator.cozystack.io,resources=etcdbackupschedules,verbs=get;list;watch;create;patch;delete
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -65,6 +69,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&v1alpha2.EtcdCluster{}, handler.EnqueueRequestsFromMapFunc(tenantOf)).
 		Watches(&kamaji.DataStore{}, handler.EnqueueRequestsFromMapFunc(tenantOf)).
+		Watches(&v1alpha2.EtcdBackupSchedule{}, handler.EnqueueRequestsFromMapFunc(tenantOf)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.tenantsIn),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
@@ -142,6 +147,10 @@ func (r *Reconciler) serve(ctx context.Context, tcp *kamaji.TenantControlPlane, 
 	if err != nil {
 		return r.setState(ctx, tcp, n, v1alpha2.ReasonTenantTemplateInvalid, err.Error())
 	}
+	backup, err := specs.BackupSpec(r.Backup, tcp.Annotations[v1alpha2.AnnotationTenantEtcdBackup])
+	if err != nil {
+		return r.setState(ctx, tcp, n, v1alpha2.ReasonTenantTemplateInvalid, err.Error())
+	}
 	cluster, created, err := r.applyCluster(ctx, tcp, n, spec)
 	if userError(err) {
 		return r.setState(ctx, tcp, n, v1alpha2.ReasonTenantApplyFailed, err.Error())
@@ -153,6 +162,11 @@ func (r *Reconciler) serve(ctx context.Context, tcp *kamaji.TenantControlPlane, 
 		r.Recorder.Eventf(tcp, cluster, corev1.EventTypeNormal, v1alpha2.ReasonTenantEtcdCreated, "Serve", "created EtcdCluster %s", n.Cluster)
 	}
 	if err := r.applyPKI(ctx, n, cluster); err != nil {
+		return err
+	}
+	if err := r.applyBackup(ctx, n, cluster, backup); userError(err) {
+		return r.setState(ctx, tcp, n, v1alpha2.ReasonTenantApplyFailed, err.Error())
+	} else if err != nil {
 		return err
 	}
 	if err := r.applyDataStore(ctx, tcp, n); userError(err) {

@@ -17,20 +17,39 @@ import (
 	"github.com/cozystack/etcd-operator/tenants/specs"
 )
 
+// Files are where the manager reads the cluster-wide templates from (either may be empty).
+type Files struct {
+	// Template holds the EtcdCluster spec (YAML) every tenant etcd starts from.
+	Template string
+	// Backup holds the EtcdBackupSchedule spec (YAML, without clusterRef) every tenant etcd is
+	// backed up by; empty or absent: no backups unless a TCP's annotation asks for them.
+	Backup string
+}
+
 // Setup registers the tenant controller with mgr (whose scheme has kamaji's types, the
 // operator's and cert-manager's). It refuses, saying why, a template that is not an
-// EtcdCluster spec or a bad policy. While Kamaji's or cert-manager's CRDs are not served it
-// waits for them (logging which), so installing the operator before them is no outage.
-func Setup(mgr ctrl.Manager, templateFile string, o Options) error {
-	if templateFile != "" {
-		b, err := os.ReadFile(templateFile)
-		if err != nil {
-			return fmt.Errorf("tenant etcd template: %w", err)
+// EtcdCluster spec, a backup template that is not an EtcdBackupSchedule spec, or a bad policy.
+// While Kamaji's or cert-manager's CRDs are not served it waits for them (logging which), so
+// installing the operator before them is no outage.
+func Setup(mgr ctrl.Manager, files Files, o Options) error {
+	for _, f := range []struct {
+		name string
+		into *[]byte
+	}{{files.Template, &o.Template}, {files.Backup, &o.Backup}} {
+		if f.name == "" {
+			continue
 		}
-		o.Template = b
+		b, err := os.ReadFile(f.name)
+		if err != nil {
+			return fmt.Errorf("tenant template: %w", err)
+		}
+		*f.into = b
 	}
 	if _, err := specs.Spec(o.Template, ""); err != nil {
-		return fmt.Errorf("tenant etcd template %s: %w", templateFile, err)
+		return fmt.Errorf("tenant etcd template %s: %w", files.Template, err)
+	}
+	if _, err := specs.BackupSpec(o.Backup, ""); err != nil {
+		return fmt.Errorf("tenant backup template %s: %w", files.Backup, err)
 	}
 	switch o.DeletionPolicy {
 	case "", v1alpha2.TenantDeletionDelete, v1alpha2.TenantDeletionRetain:

@@ -62,10 +62,12 @@ func startSuite(t *testing.T, kamajiCRDs string, o Options) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	template := filepath.Join(t.TempDir(), "template.yaml")
-	writeFile(t, template, o.Template)
-	o.Template = nil
-	if err := Setup(mgr, template, o); err != nil {
+	dir := t.TempDir()
+	files := Files{Template: filepath.Join(dir, "template.yaml"), Backup: filepath.Join(dir, "backup.yaml")}
+	writeFile(t, files.Template, o.Template)
+	writeFile(t, files.Backup, o.Backup)
+	o.Template, o.Backup = nil, nil
+	if err := Setup(mgr, files, o); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -34,6 +34,9 @@ func (n Names) CA() string { return n.Cluster + "-ca" }
 // ClientCertificate is the root client Certificate (and Secret) the DataStore hands to Kamaji.
 func (n Names) ClientCertificate() string { return n.Cluster + "-datastore-client" }
 
+// BackupSchedule is the EtcdBackupSchedule of the tenant's etcd, when the backup template asks for one.
+func (n Names) BackupSchedule() string { return n.Cluster + "-backup" }
+
 // Check refuses names that cannot label what is made (label values are at most 63 characters).
 func (n Names) Check() error {
 	for _, v := range []string{n.TCP, n.DataStore} {

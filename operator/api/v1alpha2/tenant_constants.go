@@ -11,6 +11,10 @@ const (
 	// AnnotationTenantEtcdSpec on a TenantControlPlane: a partial EtcdCluster spec (YAML or JSON),
 	// merged over the cluster-wide template as a JSON merge patch (RFC 7386).
 	AnnotationTenantEtcdSpec = LabelPrefix + "tenant-etcd-spec"
+	// AnnotationTenantEtcdBackup on a TenantControlPlane: a partial EtcdBackupSchedule spec (YAML
+	// or JSON) merged over the cluster-wide backup template as a JSON merge patch; null turns the
+	// TCP's backups off.
+	AnnotationTenantEtcdBackup = LabelPrefix + "tenant-etcd-backup"
 	// AnnotationTenantDeletionPolicy on a TenantControlPlane: TenantDeletionDelete or
 	// TenantDeletionRetain, for its etcd and DataStore once the TCP is gone; empty takes the
 	// controller's default. It is copied onto the EtcdCluster, which outlives the TCP.

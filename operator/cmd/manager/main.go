@@ -49,6 +49,7 @@ type options struct {
 // tenantOptions configure the tenant controller (the operator chart's tenantController values).
 type tenantOptions struct {
 	templateFile   string
+	backupFile     string
 	serveByDefault bool
 	deletionPolicy string
 }
@@ -74,6 +75,8 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs.BoolVar(&o.tenantController, "enable-tenant-controller", false,
 		"run the tenant controller: each served Kamaji TenantControlPlane gets its own EtcdCluster and DataStore")
 	fs.StringVar(&o.tenant.templateFile, "tenant-etcd-template", "", "file with the EtcdCluster spec (YAML) every tenant etcd starts from")
+	fs.StringVar(&o.tenant.backupFile, "tenant-backup-template", "",
+		"file with the EtcdBackupSchedule spec (YAML, no clusterRef) every tenant etcd is backed up by; empty: no backups")
 	fs.BoolVar(&o.tenant.serveByDefault, "tenant-serve-by-default", false,
 		"serve TenantControlPlanes that neither their annotation nor their namespace's label "+v1alpha2.AnnotationTenantEtcd+" decides")
 	fs.StringVar(&o.tenant.deletionPolicy, "tenant-deletion-policy", v1alpha2.TenantDeletionDelete,
@@ -190,7 +193,7 @@ func run(args []string) error {
 		return err
 	}
 	if o.tenantController {
-		if err := tenants.Setup(mgr, o.tenant.templateFile, tenants.Options{ServeByDefault: o.tenant.serveByDefault,
+		if err := tenants.Setup(mgr, tenants.Files{Template: o.tenant.templateFile, Backup: o.tenant.backupFile}, tenants.Options{ServeByDefault: o.tenant.serveByDefault,
 			DeletionPolicy: o.tenant.deletionPolicy, Workers: o.workers}); err != nil {
 			return err
 		}

@@ -41,12 +41,12 @@ func TestFlags(t *testing.T) {
 }
 
 func TestTenantFlags(t *testing.T) {
-	o, err := parseFlags([]string{"--enable-tenant-controller", "--tenant-etcd-template=/etc/t.yaml", "--tenant-serve-by-default",
+	o, err := parseFlags([]string{"--enable-tenant-controller", "--tenant-etcd-template=/etc/t.yaml", "--tenant-backup-template=/etc/b.yaml", "--tenant-serve-by-default",
 		"--tenant-deletion-policy=Retain", "--cluster-domain=x"}, &zap.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tenantOptions{templateFile: "/etc/t.yaml", serveByDefault: true, deletionPolicy: "Retain"}
+	want := tenantOptions{templateFile: "/etc/t.yaml", backupFile: "/etc/b.yaml", serveByDefault: true, deletionPolicy: "Retain"}
 	if !o.tenantController || o.tenant != want {
 		t.Errorf("tenant options %+v, want %+v", o.tenant, want)
 	}

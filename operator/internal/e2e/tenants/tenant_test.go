@@ -41,12 +41,23 @@ func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
 	c := framework.Shared(t)
 	framework.StartCertManager(t, c)
 	e2eutil.InstallKamajiCRDs(t, c)
-	template := filepath.Join(t.TempDir(), "template.yaml")
-	if err := os.WriteFile(template, []byte("replicas: 3\nversion: "+fromVersion+"\nstorage: {size: 1Gi}\n"), 0o644); err != nil {
+	store := framework.StartS3(t, c)
+	if err := store.CreateBucket(context.Background(), backupBucket); err != nil {
 		t.Fatal(err)
 	}
-	op := e2eutil.StartOperator(t, c, "--enable-tenant-controller", "--tenant-etcd-template="+template)
+	dir := t.TempDir()
+	template, backup := filepath.Join(dir, "template.yaml"), filepath.Join(dir, "backup.yaml")
+	for file, body := range map[string]string{
+		template: "replicas: 3\nversion: " + fromVersion + "\nstorage: {size: 1Gi}\n",
+		backup:   backupTemplate(store.Endpoint),
+	} {
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op := e2eutil.StartOperator(t, c, "--enable-tenant-controller", "--tenant-etcd-template="+template, "--tenant-backup-template="+backup)
 	ns := e2eutil.NewNamespace(t, c)
+	createS3Credentials(t, c, ns, store.Root) // the platform's part: the Secret the backup template names
 	n := specs.NamesOf(ns, "k8s")
 	e2eutil.DiagnoseOnFailure(t, c, op, ns, n.Cluster)
 
@@ -106,6 +117,7 @@ func TestTenantControlPlaneOnItsEtcd(t *testing.T) {
 	before := len(w.acknowledged())
 	e2eutil.WaitFor(t, time.Minute, "writes after the changes", func() bool { return len(w.acknowledged()) >= before+20 })
 	w.finish(t)
+	backedUp(t, c, store, n)
 
 	otherTenantRefused(t, c, ns, n, user, creds)
 	deleteTenant(t, c, ns, n)
@@ -260,7 +272,7 @@ func handshake(t *testing.T, c *framework.Cluster, ds *kamaji.DataStore, cert tl
 }
 
 // deleteTenant deletes the TCP (no Kamaji lists it on the DataStore) and waits for its etcd,
-// DataStore and CA Secret to go.
+// backup schedule, DataStore and CA Secret to go.
 func deleteTenant(t *testing.T, c *framework.Cluster, ns string, n specs.Names) {
 	t.Helper()
 	ctx := context.Background()
@@ -277,6 +289,7 @@ func deleteTenant(t *testing.T, c *framework.Cluster, ns string, n specs.Names) 
 			return err != nil
 		}
 		return gone(client.ObjectKey{Namespace: ns, Name: n.Cluster}, &v1alpha2.EtcdCluster{}) &&
+			gone(client.ObjectKey{Namespace: ns, Name: n.BackupSchedule()}, &v1alpha2.EtcdBackupSchedule{}) &&
 			gone(client.ObjectKey{Name: n.DataStore}, &kamaji.DataStore{}) &&
 			gone(client.ObjectKey{Namespace: ns, Name: n.CA()}, &corev1.Secret{})
 	})
