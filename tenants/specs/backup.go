@@ -90,15 +90,7 @@ func BackupSchedule(n Names, spec *ClusterBackup) *unstructured.Unstructured {
 			}
 		}
 	}
-	m := n.meta(n.BackupSchedule(), n.Namespace)
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": body}}
-	u.SetAPIVersion(v1alpha2.GroupVersion.String())
-	u.SetKind("EtcdBackupSchedule")
-	u.SetName(m.Name)
-	u.SetNamespace(m.Namespace)
-	u.SetLabels(m.Labels)
-	u.SetAnnotations(m.Annotations)
-	return u
+	return operatorObject("EtcdBackupSchedule", n.meta(n.BackupSchedule(), n.Namespace), body)
 }
 
 // nested is the object at the path of keys in m, when there is one.

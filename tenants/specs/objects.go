@@ -53,14 +53,20 @@ func EtcdCluster(n Names, spec ClusterSpec, policy string) (*unstructured.Unstru
 	body["tls"] = tls
 	m := n.meta(n.Cluster, n.Namespace)
 	m.Annotations[v1alpha2.AnnotationTenantDeletionPolicy] = policy
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": body}}
+	return operatorObject("EtcdCluster", m, body), nil
+}
+
+// operatorObject is an object of the operator's API with metadata m and spec, unstructured for
+// server-side apply.
+func operatorObject(kind string, m metav1.ObjectMeta, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(v1alpha2.GroupVersion.String())
-	u.SetKind("EtcdCluster")
+	u.SetKind(kind)
 	u.SetName(m.Name)
 	u.SetNamespace(m.Namespace)
 	u.SetLabels(m.Labels)
 	u.SetAnnotations(m.Annotations)
-	return u, nil
+	return u
 }
 
 // PKI is the tenant's CA chain: a self-signed Issuer, the CA Certificate it signs, and the CA
