@@ -240,7 +240,9 @@ func (cp *campaign) injectSoon(k faultKind) (over func() bool) {
 func (cp *campaign) converge(start time.Time, what string, timeout time.Duration, over, cond func() bool) {
 	cp.t.Helper()
 	e2eutil.WaitFor(cp.t, timeout, what, func() bool { return over() && cond() })
-	cp.row.Slowest = max(cp.row.Slowest, time.Since(start))
+	took := time.Since(start)
+	cp.t.Logf("%s: %s", what, took.Round(100*time.Millisecond)) // which change was the slowest
+	cp.row.Slowest = max(cp.row.Slowest, took)
 }
 
 // converged is the campaign's cluster converged at n members.
