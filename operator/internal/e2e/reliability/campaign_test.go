@@ -4,7 +4,9 @@ package reliability
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -169,17 +172,18 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 		cp.t.Logf("fault %d: %s", cp.row.Faults, k)
 		return func() bool { return true }
 	case partitionLeader:
-		cp.partition(cp.pick(true))
+		cp.onVictim(true, cp.partition)
 		return func() bool { return true }
 	case restartFollowerNode:
-		cp.restartNodeOf(cp.pick(false))
+		cp.onVictim(false, cp.restartNodeOf)
 		return func() bool { return true }
 	}
-	victim := cp.pick(k == killLeader)
-	before := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
-	if err := cp.c.KillContainer(context.Background(), cp.ns, victim, "etcd"); err != nil {
-		cp.t.Fatal(err)
-	}
+	var victim string
+	var before *corev1.Pod
+	cp.onVictim(k == killLeader, func(name string) error {
+		victim, before = name, e2eutil.Pod(cp.t, cp.c, cp.ns, name)
+		return cp.c.KillContainer(context.Background(), cp.ns, name, "etcd")
+	})
 	cp.t.Logf("fault %d: %s (%s)", cp.row.Faults, k, victim)
 	return func() bool {
 		p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
@@ -187,13 +191,30 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 	}
 }
 
+// onVictim picks the leader or a follower and does the fault to it. A member whose Pod or
+// container is not there right now (the operator is replacing or restarting it: a rollout's
+// step, or the previous fault) is picked again: the fault lands on a running member.
+func (cp *campaign) onVictim(leader bool, fault func(name string) error) {
+	cp.t.Helper()
+	e2eutil.WaitNoError(cp.t, time.Minute, "a running member to fault", func() error {
+		name := cp.pick(leader)
+		err := fault(name)
+		if apierrors.IsNotFound(err) || errors.Is(err, fs.ErrNotExist) {
+			cp.t.Logf("member %s has no running Pod right now (%v); picking again", name, err)
+		} else if err != nil {
+			cp.t.Fatal(err)
+		}
+		return err
+	})
+}
+
 // partition cuts victim off the network for a random 2–6 s, then heals it (a Pod deleted
 // meanwhile, whose link went with it, needs no healing).
-func (cp *campaign) partition(victim string) {
+func (cp *campaign) partition(victim string) error {
 	cp.t.Helper()
 	ctx := context.Background()
 	if err := cp.c.Partition(ctx, cp.ns, victim); err != nil {
-		cp.t.Fatal(err)
+		return err
 	}
 	heal := func() error { return client.IgnoreNotFound(cp.c.Heal(ctx, cp.ns, victim)) }
 	cp.t.Cleanup(func() { _ = heal() }) // the network back whatever fails first
@@ -203,15 +224,16 @@ func (cp *campaign) partition(victim string) {
 		cp.t.Fatal(err)
 	}
 	cp.t.Logf("%s healed", victim)
+	return nil
 }
 
 // restartNodeOf stops the node victim runs on (its agent and every Pod on it die, as when a
 // machine goes down) for a random 5–15 s, then starts it again; it waits for the Node Ready.
-func (cp *campaign) restartNodeOf(victim string) {
+func (cp *campaign) restartNodeOf(victim string) error {
 	cp.t.Helper()
 	p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
 	if p == nil {
-		cp.t.Fatalf("no Pod %s", victim)
+		return apierrors.NewNotFound(corev1.Resource("pods"), victim)
 	}
 	node, err := cp.c.NodeIndex(p.Spec.NodeName)
 	if err != nil {
@@ -227,6 +249,7 @@ func (cp *campaign) restartNodeOf(victim string) {
 		cp.t.Fatal(err)
 	}
 	cp.t.Logf("node %d started", node)
+	return nil
 }
 
 // injectSoon does a fault at a random moment of the next 3 s: of an operation just started.
