@@ -56,7 +56,10 @@ func DiagnoseOnFailure(t *testing.T, c *framework.Cluster, op *Operator, ns, clu
 			}
 			pod := &corev1.Pod{}
 			if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.Name}, pod); err == nil {
-				t.Logf("  pod %s on %s: %s %s, ip %s", pod.Name, pod.Spec.NodeName, pod.Status.Phase, pod.Status.Reason, pod.Status.PodIP)
+				t.Logf("  pod %s on %s: %s %s, ip %s, uid %s", pod.Name, pod.Spec.NodeName, pod.Status.Phase, pod.Status.Reason, pod.Status.PodIP, pod.UID)
+				for _, cs := range pod.Status.ContainerStatuses {
+					t.Logf("    container %s: ready %v, restarts %d, state %+v", cs.Name, cs.Ready, cs.RestartCount, cs.State)
+				}
 			}
 		}
 		LogEvents(t, c, ns, start)

@@ -79,6 +79,7 @@ func newCampaign(t *testing.T, title, cluster string, short int) *campaign {
 	seed := campaignSeed(t)
 	t.Logf("campaign %q: %d faults, seed %d (%s=%d replays its random moments)", title, cp.faults, seed, seedEnv, seed)
 	cp.r = rand.New(rand.NewPCG(seed, seed))
+	e2eutil.DiagnoseOnFailure(t, c, cp.op, cp.ns, cluster)
 	cp.pick = func(leader bool) string { return member(t, c, cp.ns, cluster, leader) }
 	t.Cleanup(func() {
 		for _, h := range []*e2eutil.History{cp.prev, cp.h} {
