@@ -62,6 +62,11 @@ type campaign struct {
 	faults int
 	// pick names the leader or a follower; by default it asks etcd, a TLS campaign reads status.
 	pick func(leader bool) string
+	// pickNode names the member whose node a node fault stops: by default a follower. A node
+	// stop wipes its members' tmpfs, so a tmpfs campaign already missing one member's data picks
+	// the replacement (two of three members' data lost at once is a quorum loss, which the
+	// default quorumLoss policy Wait reports and leaves to the user).
+	pickNode func() string
 
 	cli *clientv3.Client
 	// h is the running round's history; prev the one before, until it is checked.
@@ -81,6 +86,7 @@ func newCampaign(t *testing.T, title, cluster string, short int) *campaign {
 	cp.r = rand.New(rand.NewPCG(seed, seed))
 	e2eutil.DiagnoseOnFailure(t, c, cp.op, cp.ns, cluster)
 	cp.pick = func(leader bool) string { return member(t, c, cp.ns, cluster, leader) }
+	cp.pickNode = func() string { return cp.pick(false) }
 	t.Cleanup(func() {
 		for _, h := range []*e2eutil.History{cp.prev, cp.h} {
 			if h != nil {
@@ -173,15 +179,15 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 		cp.t.Logf("fault %d: %s", cp.row.Faults, k)
 		return func() bool { return true }
 	case partitionLeader:
-		cp.onVictim(true, cp.partition)
+		cp.onVictim(func() string { return cp.pick(true) }, cp.partition)
 		return func() bool { return true }
 	case restartFollowerNode:
-		cp.onVictim(false, cp.restartNodeOf)
+		cp.onVictim(cp.pickNode, cp.restartNodeOf)
 		return func() bool { return true }
 	}
 	var victim string
 	var before *corev1.Pod
-	cp.onVictim(k == killLeader, func(name string) error {
+	cp.onVictim(func() string { return cp.pick(k == killLeader) }, func(name string) error {
 		victim, before = name, e2eutil.Pod(cp.t, cp.c, cp.ns, name)
 		return cp.c.KillContainer(context.Background(), cp.ns, name, "etcd")
 	})
@@ -192,13 +198,13 @@ func (cp *campaign) inject(k faultKind) (over func() bool) {
 	}
 }
 
-// onVictim picks the leader or a follower and does the fault to it. A member whose Pod or
-// container is not there right now (the operator is replacing or restarting it: a rollout's
-// step, or the previous fault) is picked again: the fault lands on a running member.
-func (cp *campaign) onVictim(leader bool, fault func(name string) error) {
+// onVictim picks a member and does the fault to it. A member whose Pod or container is not
+// there right now (the operator is replacing or restarting it: a rollout's step, or the
+// previous fault) is picked again: the fault lands on a running member.
+func (cp *campaign) onVictim(pick func() string, fault func(name string) error) {
 	cp.t.Helper()
 	e2eutil.WaitNoError(cp.t, time.Minute, "a running member to fault", func() error {
-		name := cp.pick(leader)
+		name := pick()
 		err := fault(name)
 		if apierrors.IsNotFound(err) || errors.Is(err, fs.ErrNotExist) {
 			cp.t.Logf("member %s has no running Pod right now (%v); picking again", name, err)

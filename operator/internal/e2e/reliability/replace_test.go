@@ -16,7 +16,8 @@ import (
 // TestDuringReplacement: a tmpfs follower loses its data (its Pod deleted) while the workload
 // runs, so the operator replaces it (remove, add a learner, promote); a second fault comes at a
 // random moment of the replacement (the leader SIGKILLed, then a follower, then the operator
-// killed and restarted, then the leader partitioned, then a follower's node stopped, in turn). Two faults per replacement: one replacement by default,
+// killed and restarted, then the leader partitioned, then the replacement's node stopped (its
+// tmpfs goes with the machine: a second loss of the same member, not of another), in turn). Two faults per replacement: one replacement by default,
 // $RELIABILITY_FAULTS/2 (rounded up) otherwise.
 func TestDuringReplacement(t *testing.T) {
 	cp := newCampaign(t, "member replacement", "repl", 2)
@@ -28,6 +29,11 @@ func TestDuringReplacement(t *testing.T) {
 			cp.nextRound()
 		}
 		lost := cp.pick(false)
+		before := map[string]bool{}
+		for _, m := range e2eutil.Members(t, cp.c, cp.ns, "repl") {
+			before[m.Name] = true
+		}
+		cp.pickNode = func() string { return newMember(t, cp, before) }
 		start := time.Now()
 		if err := cp.c.Client.Delete(context.Background(), e2eutil.Pod(t, cp.c, cp.ns, lost)); err != nil {
 			t.Fatal(err)
@@ -41,4 +47,20 @@ func TestDuringReplacement(t *testing.T) {
 		})
 	}
 	cp.finish()
+}
+
+// newMember waits for the member the operator adds in place of a lost one (the only one not
+// in before) and names it.
+func newMember(t *testing.T, cp *campaign, before map[string]bool) string {
+	var name string
+	e2eutil.WaitFor(t, convergeTimeout, "the replacement member", func() bool {
+		for _, m := range e2eutil.Members(t, cp.c, cp.ns, "repl") {
+			if !before[m.Name] {
+				name = m.Name
+				return true
+			}
+		}
+		return false
+	})
+	return name
 }
