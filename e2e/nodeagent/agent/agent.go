@@ -63,6 +63,9 @@ func Start(ctx context.Context, o Options, restConfig *rest.Config, self string,
 		return nil, err
 	}
 	vklog.L = vkslog.FromSlog(log)
+	if o.BootID, err = loadBootID(o.StateDir); err != nil {
+		return nil, fmt.Errorf("boot ID: %w", err)
+	}
 	netCfg, err := bridgeConfig(ctx, o.Bridge, o.NodeIP)
 	if err != nil {
 		return nil, err
@@ -232,7 +235,7 @@ func describeNode(n *corev1.Node, o Options) {
 	n.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: port}}
 	n.Status.NodeInfo = corev1.NodeSystemInfo{
 		KubeletVersion: KubeletVersion, OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH,
-		ContainerRuntimeVersion: "local://nodeagent", OSImage: "local processes",
+		ContainerRuntimeVersion: "local://nodeagent", OSImage: "local processes", BootID: o.BootID,
 	}
 	now := metav1.Now()
 	reasons := map[corev1.NodeConditionType]string{
@@ -296,6 +299,8 @@ func apiServerAddress(ctx context.Context, client kubernetes.Interface, host str
 func (a *Agent) Stop() {
 	if a.opts.StopPodsOnExit {
 		a.Provider.StopAll()
+		_ = endBoot(a.opts.StateDir) // on failure the next start keeps the ID: a reboot that goes unseen, as before boot IDs
+
 	}
 	a.cancel()
 	select {
@@ -310,6 +315,7 @@ func (a *Agent) Stop() {
 // the next agent does not restart them. The agent is done afterwards, as after Stop.
 func (a *Agent) ShutdownNode(ctx context.Context) error {
 	err := a.Provider.ShutdownNode(ctx, provider.ShutdownGracePeriod)
+	err = errors.Join(err, endBoot(a.opts.StateDir))
 	a.cancel()
 	select {
 	case <-a.node.Done():

@@ -29,6 +29,8 @@ type Options struct {
 	ClientCA       string
 	OperatorBinary string
 	StopPodsOnExit bool
+	// BootID is reported as the Node's status.nodeInfo.bootID (no flag: Start loads it).
+	BootID string
 	// SweepInterval paces the clean-up of deleted terminal pods (no flag; tests shorten it).
 	SweepInterval time.Duration
 	// VolumeResync is how often Secret and ConfigMap volumes are re-checked without an event

@@ -138,6 +138,10 @@ type EtcdMemberStatus struct {
 	// PodUID identifies the Pod incarnation; a tmpfs member whose Pod UID changed lost its data.
 	// +optional
 	PodUID string `json:"podUID,omitempty"`
+	// PodNodeBootID is the boot ID of the node the recorded Pod ran on when it was recorded: a
+	// tmpfs member whose node booted since (same Pod, new boot ID) lost its data. Addition.
+	// +optional
+	PodNodeBootID string `json:"podNodeBootID,omitempty"`
 	// IsVoter is false while the member is a learner.
 	// +optional
 	IsVoter bool `json:"isVoter,omitempty"`

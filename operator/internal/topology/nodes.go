@@ -19,6 +19,8 @@ type NodeState struct {
 	// OutOfService: an admin marked the node shut down for good with Kubernetes' taint
 	// node.kubernetes.io/out-of-service (non-graceful node shutdown): nothing on it still runs.
 	OutOfService bool
+	// BootID is the node's status.nodeInfo.bootID ("" unknown).
+	BootID string
 }
 
 // StateOf reads a node's readiness and out-of-service taint; nil (unknown) is neither.
@@ -33,6 +35,7 @@ func StateOf(n *corev1.Node) NodeState {
 		}
 	}
 	s.OutOfService = slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeOutOfService })
+	s.BootID = n.Status.NodeInfo.BootID
 	return s
 }
 

@@ -19,10 +19,19 @@ func PodMayBeLost(m *v1alpha2.EtcdMember, cached *corev1.Pod) bool {
 }
 
 // TmpfsDataLost: a tmpfs member's data went with its Pod: the Pod that held it (the one its
-// status records) is gone, was replaced, or ended (a terminal Pod's emptyDir is not reused).
-// Read pod through LivePod when PodMayBeLost says the cache may lag.
-func TmpfsDataLost(m *v1alpha2.EtcdMember, pod *corev1.Pod) bool {
-	return holdsDataInPod(m) && (pod == nil || string(pod.UID) != m.Status.PodUID || PodTerminal(pod))
+// status records) is gone, was replaced, or ended (a terminal Pod's emptyDir is not reused),
+// or its node booted again since (nodeBootID, the node's status.nodeInfo.bootID now, differs
+// from the recorded one: a kubelet restarts the same Pod after a reboot, on an empty memory
+// volume). Read pod through LivePod when PodMayBeLost says the cache may lag.
+func TmpfsDataLost(m *v1alpha2.EtcdMember, pod *corev1.Pod, nodeBootID string) bool {
+	return holdsDataInPod(m) && (pod == nil || string(pod.UID) != m.Status.PodUID || PodTerminal(pod) ||
+		NodeRebooted(m, nodeBootID))
+}
+
+// NodeRebooted: the member's recorded Pod runs on a node whose boot ID changed since it was
+// recorded (either unknown says nothing).
+func NodeRebooted(m *v1alpha2.EtcdMember, nodeBootID string) bool {
+	return m.Status.PodNodeBootID != "" && nodeBootID != "" && nodeBootID != m.Status.PodNodeBootID
 }
 
 // holdsDataInPod: a tmpfs member that has run: its data lives and dies with the recorded Pod.

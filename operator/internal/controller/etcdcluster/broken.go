@@ -36,7 +36,14 @@ func brokenReason(m *v1alpha2.EtcdMember, pod *corev1.Pod, node nodeStates, g gr
 	if r := meta.FindStatusCondition(m.Status.Conditions, v1alpha2.ConditionReady); r != nil && r.Reason == v1alpha2.ReasonDataLost {
 		return membership.DataLostPrefix + r.Message
 	}
-	if !m.Spec.Dormant && topology.TmpfsDataLost(m, pod) {
+	var bootID string
+	if pod != nil && node != nil {
+		bootID = node(pod.Spec.NodeName).BootID
+	}
+	if !m.Spec.Dormant && topology.TmpfsDataLost(m, pod, bootID) {
+		if topology.NodeRebooted(m, bootID) {
+			return membership.DataLostPrefix + "the tmpfs member's node booted again (new boot ID): its memory volume is empty"
+		}
 		return membership.DataLostPrefix + "the tmpfs member's Pod is gone"
 	}
 	// Before the deletion check: Pods on a dead node get evicted and then hang in Terminating.

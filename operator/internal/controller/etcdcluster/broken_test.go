@@ -52,6 +52,10 @@ func TestBrokenReason(t *testing.T) {
 		}
 	}
 	nodeUp := func(string) topology.NodeState { return topology.NodeState{} }
+	booted := func(id string) nodeStates {
+		return func(string) topology.NodeState { return topology.NodeState{BootID: id} }
+	}
+	bootedOn := func(m *v1alpha2.EtcdMember, id string) *v1alpha2.EtcdMember { m.Status.PodNodeBootID = id; return m }
 	memory, pvc := v1alpha2.StorageMediumMemory, v1alpha2.StorageMediumDefault
 	cases := []struct {
 		name   string
@@ -66,6 +70,11 @@ func TestBrokenReason(t *testing.T) {
 		{"tmpfs Pod replaced", mem(memory, "u1"), pod("u2"), nodeUp, membership.DataLostPrefix, false},
 		{"tmpfs Pod terminal", mem(memory, "u1"), pod("u1", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), nodeUp, membership.DataLostPrefix, false},
 		{"tmpfs member before its first Pod", mem(memory, ""), nil, nodeUp, "", false},
+		{"tmpfs Pod kept, its node booted again", bootedOn(mem(memory, "u1"), "b1"), pod("u1"), booted("b2"), membership.DataLostPrefix, false},
+		{"tmpfs Pod kept, same boot", bootedOn(mem(memory, "u1"), "b1"), pod("u1"), booted("b1"), "", false},
+		{"tmpfs, boot not recorded (older operator)", mem(memory, "u1"), pod("u1"), booted("b2"), "", false},
+		{"tmpfs, node reports no boot ID", bootedOn(mem(memory, "u1"), "b1"), pod("u1"), nodeUp, "", false},
+		{"PVC member's node booted again", bootedOn(mem(pvc, "u1"), "b1"), pod("u1"), booted("b2"), "", false},
 		{"PVC member without Pod is recreated, not replaced", mem(pvc, "u1"), nil, nodeUp, "", false},
 		{"tmpfs node NotReady past grace", mem(memory, "u1"), pod("u1"), nodeDown(2 * time.Minute), "node n1", false},
 		{"tmpfs node NotReady within grace", mem(memory, "u1"), pod("u1"), nodeDown(30 * time.Second), "", false},

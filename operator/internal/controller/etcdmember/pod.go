@@ -35,8 +35,23 @@ func (r *Reconciler) loadPod(ctx context.Context, st *memberState) (bool, error)
 		}
 	}
 	st.pod = pod
-	st.dataLost = topology.TmpfsDataLost(m, pod)
+	if st.nodeBootID, err = r.nodeBootID(ctx, pod); err != nil {
+		return false, err
+	}
+	st.dataLost = topology.TmpfsDataLost(m, pod, st.nodeBootID)
 	return false, nil
+}
+
+// nodeBootID is the boot ID of pod's node ("" when unscheduled, or the node is gone or reports none).
+func (r *Reconciler) nodeBootID(ctx context.Context, pod *corev1.Pod) (string, error) {
+	if pod == nil || pod.Spec.NodeName == "" {
+		return "", nil
+	}
+	node := &corev1.Node{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return node.Status.NodeInfo.BootID, nil
 }
 
 // park deletes a dormant member's Pod; its PVC and identity stay for the resume.
@@ -159,7 +174,7 @@ func (r *Reconciler) movesOffDeadNode(ctx context.Context, st *memberState) (str
 func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, error) {
 	switch {
 	case st.dataLost:
-		st.waiting = "tmpfs data lost with the Pod; waiting for the cluster to replace this member"
+		st.waiting = "tmpfs data lost (its Pod is gone, or its node booted again); waiting for the cluster to replace this member"
 		return true, nil
 	case st.pod != nil && !st.pod.DeletionTimestamp.IsZero():
 		st.waiting = "Pod is terminating"

@@ -156,6 +156,8 @@ type memberState struct {
 	// went with an earlier Pod.
 	pod      *corev1.Pod
 	dataLost bool
+	// nodeBootID is the boot ID of the Pod's node now (loadPod).
+	nodeBootID string
 	// buildDesiredPod: the Pod the spec asks for, stamped with its revision.
 	desired  *corev1.Pod
 	revision string

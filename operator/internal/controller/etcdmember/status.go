@@ -51,12 +51,17 @@ func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
 	if st.pod != nil {
 		s.PodName, s.Replicas = st.pod.Name, 1
 	}
-	// A tmpfs member keeps the UID of the Pod that held its data, so the loss stays visible.
+	// A tmpfs member keeps the UID of the Pod that held its data and its node's boot ID, so the
+	// loss stays visible. The boot ID is the one the Pod was first seen under.
 	if !st.dataLost {
-		s.PodUID = ""
-		if st.pod != nil && st.pod.UID != "" {
-			s.PodUID = string(st.pod.UID)
+		uid := ""
+		if st.pod != nil {
+			uid = string(st.pod.UID)
 		}
+		if uid != s.PodUID || s.PodNodeBootID == "" {
+			s.PodNodeBootID = st.nodeBootID
+		}
+		s.PodUID = uid
 	}
 	meta.SetStatusCondition(&s.Conditions, readyCondition(st, s.MemberID))
 	meta.SetStatusCondition(&s.Conditions, versionCondition(m, s.Version))

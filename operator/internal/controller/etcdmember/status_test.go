@@ -51,7 +51,7 @@ func TestComputeStatus(t *testing.T) {
 	for _, tc := range cases {
 		m := &v1alpha2.EtcdMember{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 2},
 			Spec:   v1alpha2.EtcdMemberSpec{ClusterName: "c", Version: "3.6.16"},
-			Status: v1alpha2.EtcdMemberStatus{MemberID: tc.memberID, PodUID: "old"}}
+			Status: v1alpha2.EtcdMemberStatus{MemberID: tc.memberID, PodUID: "old", PodNodeBootID: "boot-old"}}
 		tc.st.member = m
 		s := m.Status.DeepCopy()
 		computeStatus(s, &tc.st)
@@ -61,6 +61,31 @@ func TestComputeStatus(t *testing.T) {
 		}
 		if s.PodUID != tc.podUID || s.Replicas != tc.replicas || s.PVCName != "data-m" || s.Selector == "" {
 			t.Errorf("%s: status %+v", tc.name, s)
+		}
+	}
+}
+
+// The node's boot ID is recorded with the Pod it was first seen under, kept while that Pod runs
+// (a reboot must show as a change), and kept with the old UID once the data is lost.
+func TestComputeStatusBootID(t *testing.T) {
+	cases := []struct {
+		name, recordedUID, recordedBoot string
+		st                              memberState
+		want                            string
+	}{
+		{"a new Pod takes the node's boot", "old", "boot-old", memberState{pod: readyPod("u1"), nodeBootID: "b1"}, "b1"},
+		{"the same Pod keeps the boot it started under", "u1", "b1", memberState{pod: readyPod("u1"), nodeBootID: "b2"}, "b1"},
+		{"none recorded yet (older operator): recorded now", "u1", "", memberState{pod: readyPod("u1"), nodeBootID: "b2"}, "b2"},
+		{"data lost: kept", "u1", "b1", memberState{pod: readyPod("u1"), nodeBootID: "b2", dataLost: true}, "b1"},
+		{"no Pod: none", "u1", "b1", memberState{}, ""},
+	}
+	for _, tc := range cases {
+		tc.st.member = &v1alpha2.EtcdMember{ObjectMeta: metav1.ObjectMeta{Name: "m"},
+			Status: v1alpha2.EtcdMemberStatus{PodUID: tc.recordedUID, PodNodeBootID: tc.recordedBoot}}
+		s := tc.st.member.Status.DeepCopy()
+		computeStatus(s, &tc.st)
+		if s.PodNodeBootID != tc.want {
+			t.Errorf("%s: boot ID %q, want %q", tc.name, s.PodNodeBootID, tc.want)
 		}
 	}
 }

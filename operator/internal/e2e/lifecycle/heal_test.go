@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -55,6 +57,51 @@ func TestTmpfsNodeStopped(t *testing.T) {
 	t.Logf("member on the stopped node replaced %s after the stop (node grace %s)", took.Round(100*time.Millisecond), e2eutil.NodeGracePeriod)
 	assertNotInEtcd(t, c, ns, "memnode", victim.Status.MemberID)
 	e2eutil.AssertKey(t, c, ns, "memnode", "before", "stop")
+}
+
+// TestTmpfsNodeRebooted: a node that goes down and comes back at once (before it is even
+// NotReady) restarts its tmpfs member's same Pod on an empty memory volume, as a kubelet does
+// after a reboot. The node's new boot ID tells the data is gone: the member is replaced as lost
+// (not left crash-looping on a member ID whose log it no longer has) while quorum holds.
+func TestTmpfsNodeRebooted(t *testing.T) {
+	c := cluster(t)
+	ns := e2eutil.NewNamespace(t, c)
+	e2eutil.CreateCluster(t, c, ns, "reboot", 3, e2eutil.Tmpfs)
+	e2eutil.WaitConverged(t, c, ns, "reboot", 3, 2*step)
+	e2eutil.PutGet(t, c, ns, "reboot", "before", "reboot")
+	victim, node := memberOnQuietestNode(t, c, ns, e2eutil.Members(t, c, ns, "reboot"))
+	if err := c.StopNode(node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.StartNode(node) })
+	if err := c.StartNode(node); err != nil {
+		t.Fatal(err)
+	}
+	took := e2eutil.WaitFor(t, 2*step, "the rebooted node's member replaced", func() bool {
+		return !hasMember(t, c, ns, "reboot", victim.Name) && e2eutil.Converged(t, c, ns, "reboot", 3)
+	})
+	t.Logf("tmpfs member of the rebooted node replaced %s after the node came back", took.Round(100*time.Millisecond))
+	note := replacingNote(t, c, ns, victim.Name)
+	if !strings.Contains(note, "booted again") {
+		t.Errorf("replaced because %q, want the node's new boot ID", note)
+	}
+	assertNotInEtcd(t, c, ns, "reboot", victim.Status.MemberID)
+	e2eutil.AssertKey(t, c, ns, "reboot", "before", "reboot")
+}
+
+// replacingNote is the note of the cluster's ReplacingMember Event about member.
+func replacingNote(t *testing.T, c *framework.Cluster, ns, member string) string {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := c.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list.Items {
+		if e.Reason == v1alpha2.ReasonReplacing && strings.Contains(e.Note, member) {
+			return e.Note
+		}
+	}
+	return ""
 }
 
 // TestWipedSeedDataDir: the seed's data dir is wiped under it and etcd restarted in place. It
