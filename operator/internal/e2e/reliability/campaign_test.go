@@ -239,7 +239,7 @@ func (cp *campaign) partition(victim string) error {
 func (cp *campaign) restartNodeOf(victim string) error {
 	cp.t.Helper()
 	p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
-	if p == nil {
+	if p == nil || p.Spec.NodeName == "" { // not created or not scheduled yet: no node to stop
 		return apierrors.NewNotFound(corev1.Resource("pods"), victim)
 	}
 	node, err := cp.c.NodeIndex(p.Spec.NodeName)
