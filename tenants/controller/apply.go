@@ -71,15 +71,14 @@ func (r *Reconciler) applyBackup(ctx context.Context, n specs.Names, owner *v1al
 	if client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	found := err == nil
-	if found && existing.Labels[v1alpha2.LabelAppManagedBy] != v1alpha2.ManagedByTenants {
-		return foreignObject{"EtcdBackupSchedule", n.Namespace + "/" + n.BackupSchedule()}
-	}
-	if spec == nil {
-		if found {
-			return client.IgnoreNotFound(r.Client.Delete(ctx, existing))
-		}
+	found, ours := err == nil, existing.Labels[v1alpha2.LabelAppManagedBy] == v1alpha2.ManagedByTenants
+	switch {
+	case spec == nil && found && ours:
+		return client.IgnoreNotFound(r.Client.Delete(ctx, existing))
+	case spec == nil: // no backups asked for: someone else's schedule of that name is none of ours
 		return nil
+	case found && !ours:
+		return foreignObject{"EtcdBackupSchedule", n.Namespace + "/" + n.BackupSchedule()}
 	}
 	u := specs.BackupSchedule(n, spec)
 	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1alpha2.GroupVersion.String(), Kind: "EtcdCluster", Name: owner.Name, UID: owner.UID}})

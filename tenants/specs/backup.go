@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
@@ -30,7 +32,7 @@ func BackupSpec(template []byte, override string) (*ClusterBackup, error) {
 	}
 	if override != "" {
 		patch := []byte("null")
-		if string(bytes.TrimSpace([]byte(override))) != "null" {
+		if strings.TrimSpace(override) != "null" {
 			if patch, err = toJSON([]byte(override), "annotation "+v1alpha2.AnnotationTenantEtcdBackup); err != nil {
 				return nil, err
 			}
@@ -80,35 +82,15 @@ func mergeBackup(base, patch []byte) ([]byte, error) {
 // and every tenant's artifacts go under their own <namespace>/<tcp> below the destination's S3
 // key or PVC subPath, so tenants sharing a bucket or a volume never overwrite one another.
 func BackupSchedule(n Names, spec *ClusterBackup) *unstructured.Unstructured {
-	body := deepCopyJSON(spec.Raw)
+	body := runtime.DeepCopyJSON(spec.Raw)
 	body["clusterRef"] = map[string]any{"name": n.Cluster}
-	if dest, ok := nested(body, "snapshotTemplate", "destination"); ok {
-		for kind, field := range map[string]string{"s3": "key", "pvc": "subPath"} {
-			if loc, ok := nested(dest, kind); ok {
-				prefix, _ := loc[field].(string)
-				loc[field] = path.Join(prefix, n.Namespace, n.TCP)
-			}
+	for kind, field := range map[string]string{"s3": "key", "pvc": "subPath"} {
+		loc := []string{"snapshotTemplate", "destination", kind}
+		if _, found, _ := unstructured.NestedMap(body, loc...); !found {
+			continue
 		}
+		prefix, _, _ := unstructured.NestedString(body, append(loc, field)...)
+		_ = unstructured.SetNestedField(body, path.Join(prefix, n.Namespace, n.TCP), append(loc, field)...) // loc is an object: cannot fail
 	}
 	return operatorObject("EtcdBackupSchedule", n.meta(n.BackupSchedule(), n.Namespace), body)
-}
-
-// nested is the object at the path of keys in m, when there is one.
-func nested(m map[string]any, keys ...string) (map[string]any, bool) {
-	for _, k := range keys {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		m = next
-	}
-	return m, true
-}
-
-// deepCopyJSON copies a decoded JSON object (the builder never edits its input).
-func deepCopyJSON(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return (&unstructured.Unstructured{Object: m}).DeepCopy().Object
 }

@@ -35,23 +35,23 @@ func (r *Reconciler) loadPod(ctx context.Context, st *memberState) (bool, error)
 		}
 	}
 	st.pod = pod
-	if st.nodeBootID, err = r.nodeBootID(ctx, pod); err != nil {
+	if st.node, err = r.nodeOf(ctx, pod); err != nil {
 		return false, err
 	}
-	st.dataLost = topology.TmpfsDataLost(m, pod, st.nodeBootID)
+	st.dataLost = topology.TmpfsDataLost(m, pod, topology.StateOf(st.node).BootID)
 	return false, nil
 }
 
-// nodeBootID is the boot ID of pod's node ("" when unscheduled, or the node is gone or reports none).
-func (r *Reconciler) nodeBootID(ctx context.Context, pod *corev1.Pod) (string, error) {
+// nodeOf is pod's node (nil when unscheduled or the node is gone).
+func (r *Reconciler) nodeOf(ctx context.Context, pod *corev1.Pod) (*corev1.Node, error) {
 	if pod == nil || pod.Spec.NodeName == "" {
-		return "", nil
+		return nil, nil
 	}
 	node := &corev1.Node{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
-		return "", client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
-	return node.Status.NodeInfo.BootID, nil
+	return node, nil
 }
 
 // park deletes a dormant member's Pod; its PVC and identity stay for the resume.
@@ -160,11 +160,7 @@ func (r *Reconciler) replaceDeadPod(ctx context.Context, st *memberState) (bool,
 // elsewhere (its PV is not bound to that node).
 func (r *Reconciler) movesOffDeadNode(ctx context.Context, st *memberState) (string, bool) {
 	node := st.pod.Spec.NodeName
-	if node == "" || st.member.Spec.Storage.Medium == v1alpha2.StorageMediumMemory {
-		return node, false
-	}
-	n := &corev1.Node{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil || !topology.StateOf(n).OutOfService {
+	if st.node == nil || st.member.Spec.Storage.Medium == v1alpha2.StorageMediumMemory || !topology.StateOf(st.node).OutOfService {
 		return node, false
 	}
 	pv, err := topology.MemberVolume(ctx, r.Client, st.member)

@@ -156,8 +156,8 @@ type memberState struct {
 	// went with an earlier Pod.
 	pod      *corev1.Pod
 	dataLost bool
-	// nodeBootID is the boot ID of the Pod's node now (loadPod).
-	nodeBootID string
+	// node is the Pod's node (nil when unscheduled or gone).
+	node *corev1.Node
 	// buildDesiredPod: the Pod the spec asks for, stamped with its revision.
 	desired  *corev1.Pod
 	revision string

@@ -59,7 +59,7 @@ func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
 			uid = string(st.pod.UID)
 		}
 		if uid != s.PodUID || s.PodNodeBootID == "" {
-			s.PodNodeBootID = st.nodeBootID
+			s.PodNodeBootID = topology.StateOf(st.node).BootID
 		}
 		s.PodUID = uid
 	}

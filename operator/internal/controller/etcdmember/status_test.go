@@ -73,10 +73,10 @@ func TestComputeStatusBootID(t *testing.T) {
 		st                              memberState
 		want                            string
 	}{
-		{"a new Pod takes the node's boot", "old", "boot-old", memberState{pod: readyPod("u1"), nodeBootID: "b1"}, "b1"},
-		{"the same Pod keeps the boot it started under", "u1", "b1", memberState{pod: readyPod("u1"), nodeBootID: "b2"}, "b1"},
-		{"none recorded yet (older operator): recorded now", "u1", "", memberState{pod: readyPod("u1"), nodeBootID: "b2"}, "b2"},
-		{"data lost: kept", "u1", "b1", memberState{pod: readyPod("u1"), nodeBootID: "b2", dataLost: true}, "b1"},
+		{"a new Pod takes the node's boot", "old", "boot-old", memberState{pod: readyPod("u1"), node: bootedNode("b1")}, "b1"},
+		{"the same Pod keeps the boot it started under", "u1", "b1", memberState{pod: readyPod("u1"), node: bootedNode("b2")}, "b1"},
+		{"none recorded yet (older operator): recorded now", "u1", "", memberState{pod: readyPod("u1"), node: bootedNode("b2")}, "b2"},
+		{"data lost: kept", "u1", "b1", memberState{pod: readyPod("u1"), node: bootedNode("b2"), dataLost: true}, "b1"},
 		{"no Pod: none", "u1", "b1", memberState{}, ""},
 	}
 	for _, tc := range cases {
@@ -88,6 +88,11 @@ func TestComputeStatusBootID(t *testing.T) {
 			t.Errorf("%s: boot ID %q, want %q", tc.name, s.PodNodeBootID, tc.want)
 		}
 	}
+}
+
+// bootedNode is a node that reports boot ID id.
+func bootedNode(id string) *corev1.Node {
+	return &corev1.Node{Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: id}}}
 }
 
 func TestVersionDrift(t *testing.T) {

@@ -49,7 +49,7 @@ func TestTmpfsPodLossReplacesMember(t *testing.T) {
 func TestTmpfsNodeStopped(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	victim := stopQuietestNode(t, c, ns, "memnode", e2eutil.Tmpfs)
+	victim, _ := stopQuietestNode(t, c, ns, "memnode", e2eutil.Tmpfs)
 	e2eutil.PutEventually(t, c, ns, "memnode", "during", "outage", step)
 	took := e2eutil.WaitFor(t, 2*step, "the stopped node's member replaced", func() bool {
 		return !hasMember(t, c, ns, "memnode", victim.Name) && e2eutil.Converged(t, c, ns, "memnode", 3)
@@ -66,14 +66,7 @@ func TestTmpfsNodeStopped(t *testing.T) {
 func TestTmpfsNodeRebooted(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.CreateCluster(t, c, ns, "reboot", 3, e2eutil.Tmpfs)
-	e2eutil.WaitConverged(t, c, ns, "reboot", 3, 2*step)
-	e2eutil.PutGet(t, c, ns, "reboot", "before", "reboot")
-	victim, node := memberOnQuietestNode(t, c, ns, e2eutil.Members(t, c, ns, "reboot"))
-	if err := c.StopNode(node); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.StartNode(node) })
+	victim, node := stopQuietestNode(t, c, ns, "reboot", e2eutil.Tmpfs)
 	if err := c.StartNode(node); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +79,7 @@ func TestTmpfsNodeRebooted(t *testing.T) {
 		t.Errorf("replaced because %q, want the node's new boot ID", note)
 	}
 	assertNotInEtcd(t, c, ns, "reboot", victim.Status.MemberID)
-	e2eutil.AssertKey(t, c, ns, "reboot", "before", "reboot")
+	e2eutil.AssertKey(t, c, ns, "reboot", "before", "stop")
 }
 
 // replacingNote is the note of the cluster's ReplacingMember Event about member.

@@ -22,7 +22,7 @@ import (
 func TestPVCNodeStopped(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	victim := stopQuietestNode(t, c, ns, "pvcnode")
+	victim, _ := stopQuietestNode(t, c, ns, "pvcnode")
 	e2eutil.PutEventually(t, c, ns, "pvcnode", "during", "outage", step)
 	took := e2eutil.WaitFor(t, 2*step, "the stopped node's PVC member replaced", func() bool {
 		return !hasMember(t, c, ns, "pvcnode", victim.Name) && e2eutil.Converged(t, c, ns, "pvcnode", 3)
@@ -40,7 +40,7 @@ func TestPVCNodeStopped(t *testing.T) {
 func TestPVCNodeOutOfService(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
-	victim := stopQuietestNode(t, c, ns, "oos")
+	victim, _ := stopQuietestNode(t, c, ns, "oos")
 	nodeName := e2eutil.Pod(t, c, ns, victim.Name).Spec.NodeName // a stopped node's Pods stay bound to it
 	e2eutil.WaitFor(t, step, "node "+nodeName+" NotReady", func() bool {
 		n := &corev1.Node{}
@@ -88,8 +88,9 @@ func setOutOfService(t *testing.T, c *framework.Cluster, name string, on bool) {
 }
 
 // stopQuietestNode creates a 3-member cluster, writes before=stop, and stops the node of the
-// member whose node carries the fewest other members (started again at cleanup).
-func stopQuietestNode(t *testing.T, c *framework.Cluster, ns, name string, mutate ...func(*v1alpha2.EtcdClusterSpec)) v1alpha2.EtcdMember {
+// member whose node carries the fewest other members (started again at cleanup); it returns
+// that member and the node's index.
+func stopQuietestNode(t *testing.T, c *framework.Cluster, ns, name string, mutate ...func(*v1alpha2.EtcdClusterSpec)) (v1alpha2.EtcdMember, int) {
 	t.Helper()
 	e2eutil.CreateCluster(t, c, ns, name, 3, mutate...)
 	e2eutil.WaitConverged(t, c, ns, name, 3, 2*step)
@@ -99,5 +100,5 @@ func stopQuietestNode(t *testing.T, c *framework.Cluster, ns, name string, mutat
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.StartNode(node) })
-	return victim
+	return victim, node
 }
