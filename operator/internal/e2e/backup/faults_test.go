@@ -3,13 +3,22 @@
 package backup
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
@@ -42,57 +51,115 @@ func (e *env) testOperatorKilled(t *testing.T) {
 	}
 }
 
-// testMemberKilled: the member the agent streams from first (a follower) is cut off from the
-// network and killed; the agent moves to the next member, and what is stored is one verified
-// artifact. (The database here is small, so the cut lands before or during the stream; the
-// agent's own tests cut a stream after 12 MiB.)
+// testMemberKilled: the member the agent streams from is SIGKILLed mid-stream. The agent is
+// frozen (SIGSTOP) the moment it logs the member it streams from, so the kill lands while the
+// stream is open whatever the machine's speed: what etcd and the kernel buffer for a frozen
+// reader is far less than the database (bulkMiB). The agent must log the broken stream, move to
+// the next member, and store one verified artifact; the aborted upload leaves no parts behind.
 func (e *env) testMemberKilled(t *testing.T) {
 	ctx := context.Background()
-	victim := firstFollower(t, e)
-	if err := e.c.Partition(ctx, e.ns, victim); err != nil {
-		t.Fatal(err)
-	}
-	healed := false
-	heal := func() {
-		if !healed {
-			healed = true
-			if err := e.c.Heal(ctx, e.ns, victim); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	defer heal()
+	bulkLoad(t, e.src.root(t, e.c), "/bulk/", bulkMiB)
 	createSnapshot(t, e.c, e.ns, "member-killed", e.src.name, v1alpha2.SnapshotLocation{S3: s3Location(e.store, "memberkill")})
-	e2eutil.WaitFor(t, snapshotTimeout, "Started", func() bool {
-		return getSnapshot(t, e.c, e.ns, "member-killed").Status.Phase != v1alpha2.SnapshotPending
-	})
-	if err := e.c.KillContainer(ctx, e.ns, victim, "etcd"); err != nil {
+	agent := v1alpha2.SnapshotAgentPodName("member-killed")
+	log := followLog(t, e.c, e.ns, agent, v1alpha2.AgentContainer)
+	victim := log.await(t, regexp.MustCompile(`streaming member (\S+) \(`))[1]
+	pid, err := e.c.ContainerPID(ctx, e.ns, agent, v1alpha2.AgentContainer)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	killErr := e.c.KillContainer(ctx, e.ns, victim, "etcd")
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if killErr != nil {
+		t.Fatal(killErr)
+	}
+	broke := log.await(t, regexp.MustCompile(`member `+regexp.QuoteMeta(victim)+` \(.*\): stream broke after (\d+) bytes`))
 	s := waitSnapshot(t, e.c, e.ns, "member-killed")
-	heal()
 	mustComplete(t, s)
 	if s.Status.Member == victim {
-		t.Errorf("the snapshot came from %s, the member that was cut off and killed", victim)
+		t.Errorf("the snapshot came from %s, the member killed mid-stream", victim)
 	}
 	if keys := objects(t, e.store, "memberkill/"); len(keys) != 1 {
 		t.Errorf("objects %v, want exactly the one artifact", keys)
+	}
+	if ups := multipartUploads(t, e.store, "memberkill/"); len(ups) != 0 {
+		t.Errorf("multipart uploads left behind: %v", ups)
 	}
 	if _, sum := download(t, e.store, keyOf(s.Status.Artifact.URI)); sum != s.Status.Artifact.Checksum {
 		t.Errorf("stored sha256 %s, recorded %s", sum, s.Status.Artifact.Checksum)
 	}
 	e.src.waitReady(t, e.c, 3) // the killed member is restarted in place and catches up
-	t.Logf("cut off and killed %s; the snapshot came from %s in %s", victim, s.Status.Member, s.Status.Duration.Duration.Round(time.Millisecond))
+	t.Logf("killed %s after it had streamed %s bytes; the snapshot (%d bytes) came from %s in %s", victim, broke[1],
+		s.Status.Artifact.SizeBytes, s.Status.Member, s.Status.Duration.Duration.Round(time.Millisecond))
 }
 
-// firstFollower is the member the agent tries first: the first follower in status.members.
-func firstFollower(t *testing.T, e *env) string {
+// bulkMiB is what bulkLoad adds to the source cluster for testMemberKilled.
+const bulkMiB = 64
+
+// bulkLoad writes mib MiB as 512 KiB values under prefix (etcd refuses requests over 1.5 MiB).
+func bulkLoad(t *testing.T, cli *clientv3.Client, prefix string, mib int) {
 	t.Helper()
-	for _, m := range e2eutil.GetCluster(t, e.c, e.ns, e.src.name).Status.Members {
-		if m.Role == v1alpha2.MemberRoleFollower && m.Ready {
-			return m.Name
+	value := strings.Repeat("x", 512<<10)
+	for i := range 2 * mib {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := cli.Put(ctx, fmt.Sprintf("%s%04d", prefix, i), value)
+		cancel()
+		if err != nil {
+			t.Fatalf("bulk load: %v", err)
 		}
 	}
-	t.Fatal("no ready follower")
-	return ""
+}
+
+// podLog is a container's log, followed line by line from its start.
+type podLog struct {
+	lines <-chan string
+	seen  []string
+}
+
+// followLog follows a container's log once it has started, until the test ends.
+func followLog(t *testing.T, c *framework.Cluster, ns, pod, container string) *podLog {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var rc io.ReadCloser
+	e2eutil.WaitNoError(t, snapshotTimeout, "the log of "+pod+" to open", func() error {
+		var err error
+		rc, err = c.Kube.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+		return err
+	})
+	lines := make(chan string, 1024)
+	go func() {
+		defer close(lines)
+		defer func() { _ = rc.Close() }()
+		sc := bufio.NewScanner(rc)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return &podLog{lines: lines}
+}
+
+// await returns the submatches of the first line (from where the last await stopped) that re
+// matches; it fails the test when the log ends first.
+func (l *podLog) await(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	timeout := time.After(snapshotTimeout)
+	for {
+		select {
+		case line, ok := <-l.lines:
+			if !ok {
+				t.Fatalf("the log ended with no line matching %q; it read:\n%s", re, strings.Join(l.seen, "\n"))
+			}
+			l.seen = append(l.seen, line)
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no line matching %q in %s; the log read:\n%s", re, snapshotTimeout, strings.Join(l.seen, "\n"))
+		}
+	}
 }

@@ -241,6 +241,22 @@ func objects(t *testing.T, s *framework.S3, prefix string) []string {
 	return keys
 }
 
+// multipartUploads lists the keys of multipart uploads begun and neither completed nor aborted.
+func multipartUploads(t *testing.T, s *framework.S3, prefix string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := s.Client().ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, u := range out.Uploads {
+		keys = append(keys, aws.ToString(u.Key))
+	}
+	return keys
+}
+
 // download reads an object and returns its bytes' "sha256:<hex>".
 func download(t *testing.T, s *framework.S3, key string) ([]byte, string) {
 	t.Helper()
