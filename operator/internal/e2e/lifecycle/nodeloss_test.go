@@ -92,6 +92,7 @@ func setOutOfService(t *testing.T, c *framework.Cluster, name string, on bool) {
 // that member and the node's index.
 func stopQuietestNode(t *testing.T, c *framework.Cluster, ns, name string, mutate ...func(*v1alpha2.EtcdClusterSpec)) (v1alpha2.EtcdMember, int) {
 	t.Helper()
+	e2eutil.DiagnoseOnFailure(t, c, nil, ns, name)
 	e2eutil.CreateCluster(t, c, ns, name, 3, mutate...)
 	e2eutil.WaitConverged(t, c, ns, name, 3, 2*step)
 	e2eutil.PutGet(t, c, ns, name, "before", "stop")

@@ -26,6 +26,7 @@ import (
 func TestTerminalPhasePodRecreated(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
+	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "term")
 	e2eutil.CreateCluster(t, c, ns, "term", 3)
 	e2eutil.WaitConverged(t, c, ns, "term", 3, 2*step)
 	for i := range 10 {
@@ -59,9 +60,9 @@ func TestTerminalPhasePodRecreated(t *testing.T) {
 	restarted = true
 
 	var recreated *corev1.Pod
-	e2eutil.WaitFor(t, step, "a new Pod for "+victim.Name, func() bool {
+	e2eutil.WaitFor(t, step, "a new Pod for "+victim.Name+", ready", func() bool {
 		recreated = e2eutil.Pod(t, c, ns, victim.Name)
-		return recreated != nil && recreated.UID != old.UID
+		return recreated != nil && recreated.UID != old.UID && e2eutil.PodReady(recreated)
 	})
 	e2eutil.WaitConverged(t, c, ns, "term", 3, step)
 	t.Logf("Pod recreated (on %q); cluster converged at 3 %s after the old Pod was seen Failed",
