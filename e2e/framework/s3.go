@@ -181,6 +181,16 @@ func (s *S3) BadCredentials() S3Credentials {
 // 404 XAdminUserNotFound where AWS would answer 403 InvalidAccessKeyId.
 func (s *S3) UnknownCredentials() S3Credentials { return randomS3Credentials() }
 
+// Pid is the server's process ID, 0 when it is not running (benchmarks read its CPU time).
+func (s *S3) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Start (re)starts the server on its address and data folder and waits until it serves.
 // After Stop it comes back with the same Endpoint, credentials and objects.
 func (s *S3) Start() error {
