@@ -95,18 +95,14 @@ type Sum struct {
 // Sum returns the size and checksum so far.
 func (d *Digest) Sum() Sum { return Sum{Size: d.n, Checksum: d.Checksum()} }
 
-// Verify reads r to its end and checks it is an intact etcd snapshot. It hashes beside the
-// reading (a Tee), so the check costs about the longer of the two, not their sum.
+// Verify reads r to its end and checks it is an intact etcd snapshot.
 func Verify(r io.Reader) (Sum, error) {
-	t := NewTee(r)
-	_, err := io.CopyBuffer(discard{}, t, make([]byte, copyBuffer))
-	return t.Sum(), err
+	d := NewDigest()
+	if _, err := io.CopyBuffer(d, r, make([]byte, copyBuffer)); err != nil {
+		return d.Sum(), err
+	}
+	return d.Sum(), WithReason(ReasonChecksumMismatch, d.Intact())
 }
-
-// discard is io.Discard without its ReadFrom, which would read in 8 KiB pieces.
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // copyBuffer is the read size of local copies and verifications.
 const copyBuffer = 1 << 20
@@ -122,3 +118,36 @@ func ParseChecksum(s string) (string, error) {
 	}
 	return ChecksumPrefix + strings.ToLower(hexPart), nil
 }
+
+// Tee passes a stream through a Digest. At the end of the stream it checks the trailer and
+// returns a ChecksumMismatch error instead of io.EOF when the stream is not intact, so that a
+// store never completes a broken artifact. Err says whether (and how) the source failed.
+type Tee struct {
+	r   io.Reader
+	d   *Digest
+	err error
+}
+
+// NewTee reads r through a new Digest.
+func NewTee(r io.Reader) *Tee { return &Tee{r: r, d: NewDigest()} }
+
+func (t *Tee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.d.Write(p[:n])
+	switch {
+	case err == io.EOF:
+		if bad := t.d.Intact(); bad != nil {
+			t.err = &Error{Reason: ReasonChecksumMismatch, Err: bad}
+			return n, t.err
+		}
+	case err != nil:
+		t.err = err
+	}
+	return n, err
+}
+
+// Err is the source's failure (or the trailer mismatch), nil while it streamed cleanly.
+func (t *Tee) Err() error { return t.err }
+
+// Sum is what went through so far.
+func (t *Tee) Sum() Sum { return t.d.Sum() }

@@ -127,39 +127,6 @@ func TestTee(t *testing.T) {
 	})
 }
 
-// unevenReader returns reads of varying sizes, a few across the Tee's chunk boundaries.
-type unevenReader struct {
-	r *bytes.Reader
-	i int
-}
-
-func (u *unevenReader) Read(p []byte) (int, error) {
-	u.i++
-	return u.r.Read(p[:min(len(p), []int{1, 333_333, 31, teeChunk + 7, 65_536}[u.i%5])])
-}
-
-// TestTeeHashesAcrossChunks: the hasher sees every byte in order, whatever the read sizes, and
-// a store that stops reading early gets the sum of what it read (no deadlock, no more).
-func TestTeeHashesAcrossChunks(t *testing.T) {
-	stream := etcdStream(randomBytes(3*teeChunk+12_345, 5))
-	whole := sha256.Sum256(stream)
-	tee := NewTee(&unevenReader{r: bytes.NewReader(stream)})
-	if _, err := io.CopyBuffer(discard{}, tee, make([]byte, 2*teeChunk)); err != nil {
-		t.Fatal(err)
-	}
-	if got := tee.Sum(); got.Size != int64(len(stream)) || got.Checksum != ChecksumPrefix+hex.EncodeToString(whole[:]) {
-		t.Errorf("sum %+v, want %d bytes sha256 %x", got, len(stream), whole)
-	}
-	part := NewTee(bytes.NewReader(stream))
-	if _, err := io.CopyN(discard{}, part, 2*teeChunk+5); err != nil {
-		t.Fatal(err)
-	}
-	head := sha256.Sum256(stream[:2*teeChunk+5])
-	if got := part.Sum(); got.Size != 2*teeChunk+5 || got.Checksum != ChecksumPrefix+hex.EncodeToString(head[:]) {
-		t.Errorf("early stop: sum %+v, want %d bytes sha256 %x", got, 2*teeChunk+5, head)
-	}
-}
-
 func TestParseChecksum(t *testing.T) {
 	good := "sha256:" + strings.Repeat("aB", 32)
 	for _, tc := range []struct {
