@@ -1,0 +1,102 @@
+//go:build e2e
+
+package lifecycle
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+)
+
+// TestTmpfsTwoNodesRebooted: the nodes of two of three tmpfs members go down and come straight
+// back, as machines rebooting: their memory volumes are empty and their etcds wait, without a
+// log, for a leader that cannot be elected. Only the nodes' new boot IDs tell a majority's data
+// is gone for good. With quorumLoss RebuildFromSurvivor the operator forces a new cluster from
+// the third member and adds two new members; everything written before is there.
+func TestTmpfsTwoNodesRebooted(t *testing.T) {
+	// Run on 2026-12-07 it failed: the rebooted members' etcds rejoined on empty memory volumes
+	// under their old IDs, etcd let them vote, the cluster stayed reachable, and the operator
+	// replaced them one at a time instead of applying spec.quorumLoss (no QuorumRecovered): a
+	// write only they held would be lost. See docs/concepts.md, "Known gap".
+	t.Skip("known gap: empty tmpfs members rejoin under their old IDs (docs/concepts.md); the guard is not built yet")
+	c := cluster(t)
+	ns := e2eutil.NewNamespace(t, c)
+	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "twoboot")
+	e2eutil.CreateCluster(t, c, ns, "twoboot", 3, e2eutil.Tmpfs, func(s *v1alpha2.EtcdClusterSpec) {
+		s.QuorumLoss = v1alpha2.QuorumLossRebuildFromSurvivor
+	})
+	e2eutil.WaitConverged(t, c, ns, "twoboot", 3, 2*step)
+	for i := range 10 {
+		e2eutil.PutGet(t, c, ns, "twoboot", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
+	}
+	survivor, lost, nodes := survivorAndOthers(t, c, ns, e2eutil.Members(t, c, ns, "twoboot"))
+	for _, n := range nodes {
+		if err := c.StopNode(n); err != nil {
+			t.Fatalf("stop node %d: %v", n, err)
+		}
+	}
+	for _, n := range nodes {
+		if err := c.StartNode(n); err != nil {
+			t.Fatalf("start node %d: %v", n, err)
+		}
+	}
+	t.Logf("rebooted nodes %v (members %v); %s survives", nodes, lost, survivor.Name)
+	took := e2eutil.WaitFor(t, 3*step, "the cluster rebuilt from "+survivor.Name, func() bool {
+		for _, m := range e2eutil.Members(t, c, ns, "twoboot") {
+			if m.Spec.ForceNewCluster || m.Name == lost[0] || m.Name == lost[1] {
+				return false
+			}
+		}
+		return hasMember(t, c, ns, "twoboot", survivor.Name) && e2eutil.Converged(t, c, ns, "twoboot", 3)
+	})
+	t.Logf("rebuilt to 3 members from %s %s after the nodes came back", survivor.Name, took.Round(100*time.Millisecond))
+	if e2eutil.FindEvent(t, c, ns, "twoboot", v1alpha2.ReasonQuorumRecovered) == nil {
+		t.Error("no QuorumRecovered Event")
+	}
+	for i := range 10 {
+		e2eutil.AssertKey(t, c, ns, "twoboot", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
+	}
+}
+
+// survivorAndOthers picks the member that is alone on its node as the survivor; it returns the
+// other two members' names and their nodes, which must not include the survivor's.
+func survivorAndOthers(t *testing.T, c *framework.Cluster, ns string, members []v1alpha2.EtcdMember) (v1alpha2.EtcdMember, []string, []int) {
+	t.Helper()
+	nodeOf := map[string]int{}
+	count := map[int]int{}
+	for _, m := range members {
+		p := e2eutil.Pod(t, c, ns, m.Name)
+		if p == nil || p.Spec.NodeName == "" {
+			t.Fatalf("member %s has no scheduled Pod", m.Name)
+		}
+		i, err := c.NodeIndex(p.Spec.NodeName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodeOf[m.Name] = i
+		count[i]++
+	}
+	for _, s := range members {
+		if count[nodeOf[s.Name]] != 1 {
+			continue
+		}
+		var lost []string
+		var nodes []int
+		for _, m := range members {
+			if m.Name == s.Name {
+				continue
+			}
+			lost = append(lost, m.Name)
+			if len(nodes) == 0 || nodes[0] != nodeOf[m.Name] {
+				nodes = append(nodes, nodeOf[m.Name])
+			}
+		}
+		return s, lost, nodes
+	}
+	t.Fatalf("no member is alone on its node: %v", nodeOf)
+	return v1alpha2.EtcdMember{}, nil, nil
+}
