@@ -137,7 +137,11 @@ func followLog(t *testing.T, c *framework.Cluster, ns, pod, container string) *p
 		defer func() { _ = rc.Close() }()
 		sc := bufio.NewScanner(rc)
 		for sc.Scan() {
-			lines <- sc.Text()
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 	return &podLog{lines: lines}
