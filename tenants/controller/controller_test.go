@@ -245,9 +245,13 @@ func (s *suite) testDelete(t *testing.T) {
 	if err := s.c.Status().Update(ctx, ds); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "EtcdCluster, DataStore and CA Secret deleted", func() bool {
+	// The Certificates go explicitly (envtest has no garbage collector to take them with the
+	// EtcdCluster): while one exists cert-manager would issue its deleted Secret again.
+	waitFor(t, "EtcdCluster, DataStore, Certificates and CA Secret deleted", func() bool {
 		return !s.get(t, client.ObjectKey{Namespace: ns, Name: n.Cluster}, &v1alpha2.EtcdCluster{}) &&
 			!s.get(t, client.ObjectKey{Name: n.DataStore}, &kamaji.DataStore{}) &&
+			!s.get(t, client.ObjectKey{Namespace: ns, Name: n.CA()}, &cmapi.Certificate{}) &&
+			!s.get(t, client.ObjectKey{Namespace: ns, Name: n.ClientCertificate()}, &cmapi.Certificate{}) &&
 			!s.get(t, client.ObjectKey{Namespace: ns, Name: n.CA()}, &corev1.Secret{})
 	})
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -16,7 +18,8 @@ import (
 // release handles what was made for a TCP that is gone (or was never bound and is no longer
 // served): kept while Kamaji still lists a user of the DataStore; then kept for good under the
 // Retain policy, or deleted — the DataStore first (Kamaji stops reaching for the etcd), then
-// the EtcdCluster (its PKI goes with it by owner reference), then the PKI's Secrets.
+// the EtcdCluster, then the PKI (deletePKI). Once both are gone or going, every pass deletes
+// the PKI again: the EtcdCluster's deletion event brings one after its teardown.
 func (r *Reconciler) release(ctx context.Context, n specs.Names) error {
 	ds, err := ours(ctx, r.Client, &kamaji.DataStore{}, client.ObjectKey{Name: n.DataStore})
 	if err != nil {
@@ -27,7 +30,7 @@ func (r *Reconciler) release(ctx context.Context, n specs.Names) error {
 		return err
 	}
 	if ds == nil && cluster == nil {
-		return nil
+		return r.deletePKI(ctx, n)
 	}
 	if ds != nil && ds.Status != nil && len(ds.Status.UsedBy) > 0 {
 		// Kamaji still serves a control plane from it (its own cleanup of the TCP's keys, or
@@ -53,8 +56,19 @@ func (r *Reconciler) release(ctx context.Context, n specs.Names) error {
 		r.Recorder.Eventf(cluster, nil, corev1.EventTypeNormal, v1alpha2.ReasonTenantEtcdDeleted, "Release",
 			"TenantControlPlane %s is gone; deleted EtcdCluster %s and DataStore %s", n.TCP, n.Cluster, n.DataStore)
 	}
-	// cert-manager does not own the Secrets it writes: the CA and the client certificate's go here.
-	return r.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(n.Namespace), client.MatchingLabels(n.Labels()))
+	return r.deletePKI(ctx, n)
+}
+
+// deletePKI deletes the tenant's Certificates, then their Secrets. The Certificates are owned by
+// the EtcdCluster, but its garbage collection waits for the cluster's teardown, and meanwhile
+// cert-manager would issue a deleted Secret again (a new CA key, then orphaned): so they go
+// first, explicitly. cert-manager does not own the Secrets it writes, so those go here too.
+func (r *Reconciler) deletePKI(ctx context.Context, n specs.Names) error {
+	in, labels := client.InNamespace(n.Namespace), client.MatchingLabels(n.Labels())
+	if err := r.Client.DeleteAllOf(ctx, &cmapi.Certificate{}, in, labels); err != nil && !meta.IsNoMatchError(err) {
+		return err
+	}
+	return r.Client.DeleteAllOf(ctx, &corev1.Secret{}, in, labels)
 }
 
 // ours gets the object at key when the tenant controller made it; nil when absent or someone else's.
