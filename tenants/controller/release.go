@@ -7,7 +7,6 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -65,7 +64,7 @@ func (r *Reconciler) release(ctx context.Context, n specs.Names) error {
 // first, explicitly. cert-manager does not own the Secrets it writes, so those go here too.
 func (r *Reconciler) deletePKI(ctx context.Context, n specs.Names) error {
 	in, labels := client.InNamespace(n.Namespace), client.MatchingLabels(n.Labels())
-	if err := r.Client.DeleteAllOf(ctx, &cmapi.Certificate{}, in, labels); err != nil && !meta.IsNoMatchError(err) {
+	if err := r.Client.DeleteAllOf(ctx, &cmapi.Certificate{}, in, labels); err != nil {
 		return err
 	}
 	return r.Client.DeleteAllOf(ctx, &corev1.Secret{}, in, labels)

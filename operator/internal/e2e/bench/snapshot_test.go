@@ -63,9 +63,8 @@ func (r runs) ratios(other runs) string {
 	for i := range r {
 		q = append(q, r[i].Seconds()/other[i].Seconds())
 	}
-	s := slices.Clone(q)
-	slices.Sort(s)
-	return fmt.Sprintf("%.2fx (%.2fx to %.2fx)", s[len(s)/2], s[0], s[len(s)-1])
+	slices.Sort(q)
+	return fmt.Sprintf("%.2fx (%.2fx to %.2fx)", q[len(q)/2], q[0], q[len(q)-1])
 }
 
 // benchDBMiB is the database the snapshot bench fills (BENCH_SNAPSHOT_MIB, default 1024).
