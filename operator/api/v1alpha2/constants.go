@@ -34,6 +34,13 @@ const AnnotationInitialClusterState = LabelPrefix + "initial-cluster-state"
 // a one-member cluster again out of a cluster that has grown back.
 const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
 
+// AnnotationDataExpected on a tmpfs member's Pod feeds its data-guard init container the same
+// way: "true" once the member is a voter. A Pod restarted on an empty memory volume (its node
+// rebooted) must not start etcd then: etcd would rejoin under the member's old ID and vote
+// without the writes it acknowledged, and a majority rebooted at once would elect a leader
+// that lost them, bypassing spec.quorumLoss.
+const AnnotationDataExpected = LabelPrefix + "data-expected"
+
 // AnnotationRestoreRefused on a seed EtcdMember records a restore that can never succeed from
 // its source as it is (a checksum mismatch, a snapshot of a newer etcd, an image without a
 // usable etcdutl), as JSON {revision, reason, message}: its Pod is deleted and not recreated
@@ -98,6 +105,12 @@ const (
 	// PeerFixturesContainer installs the peer certificate for auto-TLS to present while peers
 	// move from auto-TLS to certificates.
 	PeerFixturesContainer = "peer-fixtures"
+	// DataGuardContainer is a tmpfs member's first init container: it refuses an empty data
+	// dir once AnnotationDataExpected says "true" (exiting DataGuardRefusedExitCode).
+	DataGuardContainer = "data-guard"
+	// DataGuardRefusedExitCode is how the data guard says "the data is gone", apart from any
+	// other failure of the container: only this code marks the member's data lost.
+	DataGuardRefusedExitCode = 3
 	// AnnotationQuorumLoss on an EtcdRestore says the cluster controller made it to recover a
 	// cluster that lost quorum for good: no safety snapshot can be taken.
 	AnnotationQuorumLoss = LabelPrefix + "quorum-loss"

@@ -66,7 +66,7 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs.StringVar(&o.imageRepository, "etcd-image-repository", envOr("ETCD_IMAGE_REPOSITORY", v1alpha2.DefaultImageRepository),
 		"etcd image repository; the tag is v<spec.version>")
 	fs.StringVar(&o.agentImage, "agent-image", os.Getenv("AGENT_IMAGE"),
-		"the operator's own image: its binary takes and restores snapshots in Pods (empty: snapshots fail and restores wait, saying why)")
+		"the operator's own image: its binary takes and restores snapshots in Pods and guards tmpfs members' data dirs (empty: snapshots fail and restores wait, saying why; tmpfs members run unguarded)")
 	fs.IntVar(&o.workers, "max-concurrent-reconciles", 4, "workers per controller")
 	fs.DurationVar(&o.nodeGrace, "node-grace-period", etcdcluster.DefaultNodeGracePeriod,
 		"how long a tmpfs member's node may be NotReady before the member is replaced")

@@ -1,7 +1,9 @@
 // Package agent holds the programs the operator runs inside Pods, as subcommands of the manager
 // binary: snapshot-agent (stream a member's database into a store), restore-agent (seed a new
 // member's data directory from a snapshot), install-tools (copy the binary for the next
-// container) and install-peer-fixtures (a peer certificate for etcd's auto-TLS to present). The environment contract and result format live in package snapshot.
+// container), install-peer-fixtures (a peer certificate for etcd's auto-TLS to present) and
+// guard-data-dir (keep a tmpfs member's etcd off an empty data dir once it has voted). The
+// environment contract and result format live in package snapshot.
 package agent
 
 import (
@@ -30,6 +32,8 @@ func Main(cmd string, args []string) (code int, ok bool) {
 		return InstallToolsCommand(args, os.Stderr), true
 	case snapshot.CommandInstallPeerFixtures:
 		return InstallPeerFixturesCommand(args, os.Stderr), true
+	case snapshot.CommandGuardDataDir:
+		return GuardDataDirCommand(args, os.Getenv, os.Stderr), true
 	}
 	return 0, false
 }

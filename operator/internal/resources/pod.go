@@ -2,6 +2,7 @@ package resources
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -58,13 +59,15 @@ func InitialClusterState(m *v1alpha2.EtcdMember, clusterFormed bool) string {
 	return "existing"
 }
 
-// StartAnnotations are the Pod annotations etcd reads at each container start (downward API
-// env): they change under a running Pod without changing its template.
+// StartAnnotations are the Pod annotations etcd and the data guard read at each container
+// start (downward API env): they change under a running Pod without changing its template.
 func StartAnnotations(m *v1alpha2.EtcdMember, clusterFormed bool) map[string]string {
-	return map[string]string{
+	a := map[string]string{
 		v1alpha2.AnnotationInitialClusterState: InitialClusterState(m, clusterFormed),
 		v1alpha2.AnnotationForceNewCluster:     strconv.FormatBool(m.Spec.ForceNewCluster),
 	}
+	maps.Copy(a, dataGuardAnnotations(m))
+	return a
 }
 
 // Image is <repository>:v<version>; the member's repository wins over the operator default.
@@ -102,8 +105,11 @@ func Pod(m *v1alpha2.EtcdMember, opts PodOptions) *corev1.Pod {
 			ImagePullSecrets:              m.Spec.ImagePullSecrets,
 		},
 	}
+	if guardsData(m) && opts.AgentImage != "" { // the guard is the operator's binary
+		pod.Spec.InitContainers = []corev1.Container{dataGuardInitContainer(m, opts)}
+	}
 	if restoring(m, opts) {
-		pod.Spec.InitContainers = restoreInitContainers(m, opts)
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, restoreInitContainers(m, opts)...)
 		pod.Spec.Volumes = append(pod.Spec.Volumes, restoreVolumes(m)...)
 	}
 	if presentsPeerCertificate(m) {

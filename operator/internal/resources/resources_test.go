@@ -66,7 +66,7 @@ func TestPodGolden(t *testing.T) {
 		ClientMTLS: true, PeerSecretRef: &corev1.LocalObjectReference{Name: "peer-tls"}, TrustBundle: "etcd-trust-abc"}
 	learner.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
 	learner.Spec.InitialCluster = "etcd-abcde=https://etcd-abcde.etcd.tenant.svc:2380,etcd-fghij=" + NewPeerURL(learner, "cluster.local")
-	golden.Assert(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true}))
+	golden.Assert(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true, AgentImage: "ghcr.io/cozystack/etcd-operator:dev"}))
 	if PVC(learner) != nil {
 		t.Error("a tmpfs member must not get a PVC")
 	}

@@ -12,6 +12,11 @@ const (
 	// CommandInstallPeerFixtures copies a member's peer certificate to where etcd's
 	// --peer-auto-tls keeps its own (see resources.peerFixturesInitContainer).
 	CommandInstallPeerFixtures = "install-peer-fixtures"
+	// CommandGuardDataDir refuses to let a tmpfs member's etcd start on an empty data dir once
+	// EnvDataExpected is "true" (see resources.dataGuardInitContainer).
+	CommandGuardDataDir = "guard-data-dir"
+	// EnvDataExpected is the data guard's input, from the Pod's data-expected annotation.
+	EnvDataExpected = "ETCD_DATA_EXPECTED"
 	// ToolsBinary is the file name install-tools writes into its directory.
 	ToolsBinary = "manager"
 )

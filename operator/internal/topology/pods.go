@@ -25,7 +25,26 @@ func PodMayBeLost(m *v1alpha2.EtcdMember, cached *corev1.Pod) bool {
 // volume). Read pod through LivePod when PodMayBeLost says the cache may lag.
 func TmpfsDataLost(m *v1alpha2.EtcdMember, pod *corev1.Pod, nodeBootID string) bool {
 	return holdsDataInPod(m) && (pod == nil || string(pod.UID) != m.Status.PodUID || PodTerminal(pod) ||
-		NodeRebooted(m, nodeBootID))
+		NodeRebooted(m, nodeBootID) || DataGuardRefused(pod))
+}
+
+// DataGuardRefused: the Pod's data guard found its data dir empty although the member had voted
+// (the memory volume was lost under the same Pod, whatever the node's boot ID says).
+func DataGuardRefused(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if cs.Name != v1alpha2.DataGuardContainer {
+			continue
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+			if t != nil && t.ExitCode == v1alpha2.DataGuardRefusedExitCode {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // NodeRebooted: the member's recorded Pod runs on a node whose boot ID changed since it was

@@ -44,6 +44,9 @@ func brokenReason(m *v1alpha2.EtcdMember, pod *corev1.Pod, node nodeStates, g gr
 		if topology.NodeRebooted(m, bootID) {
 			return membership.DataLostPrefix + "the tmpfs member's node booted again (new boot ID): its memory volume is empty"
 		}
+		if topology.DataGuardRefused(pod) {
+			return membership.DataLostPrefix + "the tmpfs member's Pod restarted on an empty memory volume (its data guard keeps etcd from starting)"
+		}
 		return membership.DataLostPrefix + "the tmpfs member's Pod is gone"
 	}
 	// Before the deletion check: Pods on a dead node get evicted and then hang in Terminating.

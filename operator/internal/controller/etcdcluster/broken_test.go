@@ -56,6 +56,17 @@ func TestBrokenReason(t *testing.T) {
 		return func(string) topology.NodeState { return topology.NodeState{BootID: id} }
 	}
 	bootedOn := func(m *v1alpha2.EtcdMember, id string) *v1alpha2.EtcdMember { m.Status.PodNodeBootID = id; return m }
+	guardExited := func(code int32, last bool) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodPending
+			term := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}
+			cs := corev1.ContainerStatus{Name: v1alpha2.DataGuardContainer, State: term}
+			if last {
+				cs.State, cs.LastTerminationState = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}, term
+			}
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{cs}
+		}
+	}
 	memory, pvc := v1alpha2.StorageMediumMemory, v1alpha2.StorageMediumDefault
 	cases := []struct {
 		name   string
@@ -74,6 +85,10 @@ func TestBrokenReason(t *testing.T) {
 		{"tmpfs Pod kept, same boot", bootedOn(mem(memory, "u1"), "b1"), pod("u1"), booted("b1"), "", false},
 		{"tmpfs, boot not recorded (older operator)", mem(memory, "u1"), pod("u1"), booted("b2"), "", false},
 		{"tmpfs, node reports no boot ID", bootedOn(mem(memory, "u1"), "b1"), pod("u1"), nodeUp, "", false},
+		{"tmpfs data guard refused an empty volume", mem(memory, "u1"), pod("u1", guardExited(v1alpha2.DataGuardRefusedExitCode, false)), nodeUp, membership.DataLostPrefix + "the tmpfs member's Pod restarted on an empty", false},
+		{"tmpfs data guard refused, now backing off", mem(memory, "u1"), pod("u1", guardExited(v1alpha2.DataGuardRefusedExitCode, true)), nodeUp, membership.DataLostPrefix, false},
+		{"tmpfs data guard failed otherwise: not data loss", mem(memory, "u1"), pod("u1", guardExited(1, true)), nodeUp, "", false},
+		{"tmpfs data guard passed", mem(memory, "u1"), pod("u1", guardExited(0, false)), nodeUp, "", false},
 		{"PVC member's node booted again", bootedOn(mem(pvc, "u1"), "b1"), pod("u1"), booted("b2"), "", false},
 		{"PVC member without Pod is recreated, not replaced", mem(pvc, "u1"), nil, nodeUp, "", false},
 		{"tmpfs node NotReady past grace", mem(memory, "u1"), pod("u1"), nodeDown(2 * time.Minute), "node n1", false},

@@ -170,7 +170,7 @@ func (r *Reconciler) movesOffDeadNode(ctx context.Context, st *memberState) (str
 func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, error) {
 	switch {
 	case st.dataLost:
-		st.waiting = "tmpfs data lost (its Pod is gone, or its node booted again); waiting for the cluster to replace this member"
+		st.waiting = "tmpfs data lost (its Pod is gone or found its memory volume empty, or its node booted again); waiting for the cluster to replace this member"
 		return true, nil
 	case st.pod != nil && !st.pod.DeletionTimestamp.IsZero():
 		st.waiting = "Pod is terminating"

@@ -21,7 +21,7 @@ import (
 // anything); one that never can from this source (refusedForGood) stops: its Pod is deleted and
 // not recreated for the same template, so nothing crash-loops.
 func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, error) {
-	if len(st.desired.Spec.InitContainers) == 0 {
+	if !slices.ContainsFunc(st.desired.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == v1alpha2.RestoreContainer }) {
 		return false, nil
 	}
 	if r.AgentImage == "" {

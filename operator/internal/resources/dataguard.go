@@ -1,0 +1,49 @@
+package resources
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
+)
+
+// A tmpfs member's data lives in its Pod's memory volume. When the node reboots, the kubelet
+// starts the same Pod again on an empty volume, and etcd would rejoin under the member's old ID
+// and vote without the writes it acknowledged: two of three such members rebooted at once elect
+// a leader that lost them, and the cluster looks healthy. The data guard runs first at each
+// start of the Pod (init containers run again after a reboot) and refuses an empty data dir
+// once the member has voted, so etcd never starts there.
+
+// guardsData: the member keeps its data on tmpfs.
+func guardsData(m *v1alpha2.EtcdMember) bool {
+	return m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory
+}
+
+// DataExpected: the member's data dir must hold data at its Pod's next start. A voter has
+// written the log it voted on; a learner has not voted, and one that is new starts empty.
+func DataExpected(m *v1alpha2.EtcdMember) bool {
+	return guardsData(m) && m.Status.IsVoter
+}
+
+// dataGuardAnnotations are the guard's start annotation (tmpfs members only).
+func dataGuardAnnotations(m *v1alpha2.EtcdMember) map[string]string {
+	if !guardsData(m) {
+		return nil
+	}
+	return map[string]string{v1alpha2.AnnotationDataExpected: strconv.FormatBool(DataExpected(m))}
+}
+
+// dataGuardInitContainer checks the data dir with the operator's binary before anything else
+// in the Pod touches it.
+func dataGuardInitContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Container {
+	return corev1.Container{
+		Name: v1alpha2.DataGuardContainer, Image: opts.AgentImage,
+		Command:         []string{"/manager", snapshot.CommandGuardDataDir, MemberDataDir(m)},
+		Env:             []corev1.EnvVar{annotationEnv(snapshot.EnvDataExpected, v1alpha2.AnnotationDataExpected)},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: DataDir, ReadOnly: true}},
+		SecurityContext: containerSecurityContext(),
+		Resources:       agentResources(),
+	}
+}

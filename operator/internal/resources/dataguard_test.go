@@ -1,0 +1,52 @@
+package resources
+
+import (
+	"testing"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
+)
+
+// A tmpfs member's Pod runs the data guard before anything else, fed by an annotation that
+// turns "true" once the member votes, without changing the Pod's revision (promotion must not
+// restart it); a member with a PVC has neither.
+func TestDataGuardOnTmpfsMembers(t *testing.T) {
+	m := testMember("etcd-abcde")
+	m.Spec.Storage.Medium = v1alpha2.StorageMediumMemory
+	opts := PodOptions{ClusterFormed: true, AgentImage: "operator:dev"}
+	learner := Pod(m, opts)
+	if len(learner.Spec.InitContainers) == 0 || learner.Spec.InitContainers[0].Name != v1alpha2.DataGuardContainer {
+		t.Fatalf("init containers %v: the data guard is not first", learner.Spec.InitContainers)
+	}
+	guard := learner.Spec.InitContainers[0]
+	if guard.Image != "operator:dev" || len(guard.Command) != 3 || guard.Command[1] != snapshot.CommandGuardDataDir || guard.Command[2] != MemberDataDir(m) {
+		t.Errorf("guard %s %v", guard.Image, guard.Command)
+	}
+	if len(guard.Env) != 1 || guard.Env[0].Name != snapshot.EnvDataExpected || guard.Env[0].ValueFrom == nil ||
+		guard.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['"+v1alpha2.AnnotationDataExpected+"']" {
+		t.Errorf("guard env %+v does not read the data-expected annotation", guard.Env)
+	}
+	if got := learner.Annotations[v1alpha2.AnnotationDataExpected]; got != "false" {
+		t.Errorf("learner's data-expected = %q, want false", got)
+	}
+	m.Status.IsVoter = true
+	voter := Pod(m, opts)
+	if got := voter.Annotations[v1alpha2.AnnotationDataExpected]; got != "true" {
+		t.Errorf("voter's data-expected = %q, want true", got)
+	}
+	if got := StartAnnotations(m, true)[v1alpha2.AnnotationDataExpected]; got != "true" {
+		t.Errorf("voter's start annotation = %q, want true", got)
+	}
+	if PodRevision(learner) != PodRevision(voter) {
+		t.Error("promotion changed the Pod's revision")
+	}
+	withPVC := testMember("etcd-fghij")
+	withPVC.Status.IsVoter = true
+	pod := Pod(withPVC, opts)
+	if len(pod.Spec.InitContainers) != 0 {
+		t.Errorf("a PVC member has init containers %v", pod.Spec.InitContainers)
+	}
+	if _, ok := pod.Annotations[v1alpha2.AnnotationDataExpected]; ok {
+		t.Error("a PVC member's Pod has the data-expected annotation")
+	}
+}
