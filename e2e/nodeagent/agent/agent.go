@@ -79,7 +79,7 @@ func Start(ctx context.Context, o Options, restConfig *rest.Config, self string,
 	p, err := provider.New(runCtx, provider.Config{
 		NodeName: o.NodeName, NodeIP: o.NodeIP, Client: client,
 		Images:  images.Table{ToolsDir: o.ToolsDir, OperatorBinary: o.OperatorBinary},
-		Network: netCfg, NetnsPrefix: o.NetnsPrefix, IPAM: ipam, StateDir: o.StateDir,
+		Network: netCfg, NetnsPrefix: o.NetnsPrefix, IPAM: ipam, StateDir: o.StateDir, BootID: o.BootID,
 		DNS:  podfiles.DNS{Nameserver: o.ClusterDNS, Domain: o.ClusterDomain},
 		Self: self, APIServerHost: apiHost, APIServerPort: apiPort, Log: log,
 	})

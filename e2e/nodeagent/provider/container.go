@@ -123,25 +123,39 @@ func (rt *podRuntime) supervise(c *containerRuntime) (exitCode int, stopped bool
 		}
 		term := rt.ended(c, h)
 		if !shouldRestart(rt.pod.Spec.RestartPolicy, code, c.isInit) {
-			rt.mu.Lock()
-			c.state, c.finished = term, ptr.To(code)
-			rt.mu.Unlock()
-			rt.persist()
+			rt.finish(c, term, code)
 			return code, false
 		}
 		delay := crashes.Next(ranFor)
-		rt.mu.Lock()
-		c.lastState = term
-		if delay > 0 {
-			c.state = waiting("CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
-				delay, c.name, rt.pod.Name, rt.pod.Namespace, rt.pod.UID))
-		}
-		rt.mu.Unlock()
-		rt.changed()
+		rt.backOff(c, term, delay)
 		if !sleepCtx(rt.runCtx, delay) {
 			return rt.stoppedWhileWaiting(c)
 		}
 	}
+}
+
+// finish records the run that ends c for good; an init container's run holds until a reboot.
+func (rt *podRuntime) finish(c *containerRuntime, term corev1.ContainerState, code int) {
+	rt.mu.Lock()
+	c.state, c.finished = term, ptr.To(code)
+	if c.isInit {
+		rt.saved.InitBoot = rt.p.cfg.BootID
+	}
+	rt.mu.Unlock()
+	rt.persist()
+}
+
+// backOff records a crashed run (term) that is restarted after delay: it becomes lastState, and
+// while the delay lasts the container waits in CrashLoopBackOff, as the kubelet reports it.
+func (rt *podRuntime) backOff(c *containerRuntime, term corev1.ContainerState, delay time.Duration) {
+	rt.mu.Lock()
+	c.lastState = term
+	if delay > 0 {
+		c.state = waiting("CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
+			delay, c.name, rt.pod.Name, rt.pod.Namespace, rt.pod.UID))
+	}
+	rt.mu.Unlock()
+	rt.changed()
 }
 
 // stoppedWhileWaiting reports a container that was not running when the pod stopped.

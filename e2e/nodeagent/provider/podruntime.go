@@ -234,7 +234,25 @@ func (rt *podRuntime) loadSaved() error {
 			rt.p.cfg.Log.Info("restored container", "pod", rt.pod.Name, "container", c.name, "pid", sc.PID, "adopted", c.handle != nil)
 		}
 	}
+	switch boot := rt.p.cfg.BootID; {
+	case s.initFromEarlierBoot(boot):
+		rt.rerunInitLocked()
+		rt.p.cfg.Log.Info("node rebooted: init containers run again", "pod", rt.pod.Name)
+	case s.InitBoot == "" && s.InitDone:
+		s.InitBoot = boot // an older agent's state: this boot's, so that the next reboot is seen
+	}
 	return nil
+}
+
+// rerunInitLocked is the kubelet's new sandbox after a reboot: the init containers run again, in
+// order. A finished one keeps its restart count and shows that run as lastState; rt.mu is held.
+func (rt *podRuntime) rerunInitLocked() {
+	rt.saved.InitDone, rt.saved.InitBoot = false, ""
+	for _, c := range rt.initCs {
+		if c.finished != nil {
+			c.lastState, c.state, c.finished = c.state, waiting("ContainerCreating", ""), nil
+		}
+	}
 }
 
 func (rt *podRuntime) save() error {

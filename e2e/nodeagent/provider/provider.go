@@ -32,6 +32,9 @@ type Config struct {
 	IPAM        *network.IPAM
 	StateDir    string
 	DNS         podfiles.DNS
+	// BootID is the node's boot (Node status.nodeInfo.bootID): init containers that finished in
+	// another boot run again.
+	BootID string
 	// Self is the nodeagent binary, which runs the container-init subcommand.
 	Self string
 	// APIServerHost/Port are injected as KUBERNETES_SERVICE_HOST/PORT (in-cluster config).

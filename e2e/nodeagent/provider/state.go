@@ -17,6 +17,9 @@ type savedPod struct {
 	IP         string                    `json:"ip"`
 	InitDone   bool                      `json:"initDone"`
 	Containers map[string]savedContainer `json:"containers"`
+	// InitBoot is the node boot in which init containers last finished: after a reboot they run
+	// again, as in the kubelet's new sandbox. Empty (an older agent's state) counts as this boot.
+	InitBoot string `json:"initBoot,omitempty"`
 	// Terminal is set once the pod ended for good (a graceful node shutdown).
 	Terminal *savedTerminal `json:"terminal,omitempty"`
 }
@@ -35,6 +38,12 @@ type savedContainer struct {
 	Terminated *corev1.ContainerStateTerminated `json:"terminated,omitempty"`
 	// LastTerminated is the end of the run before the current one (lastState).
 	LastTerminated *corev1.ContainerStateTerminated `json:"lastTerminated,omitempty"`
+}
+
+// initFromEarlierBoot reports whether the init containers finished before the node's boot: the
+// saved run is void then. A pod that ended for good is only reported, never run again.
+func (s *savedPod) initFromEarlierBoot(boot string) bool {
+	return s.Terminal == nil && s.InitBoot != "" && boot != "" && s.InitBoot != boot
 }
 
 func statePath(podDir string) string { return filepath.Join(podDir, "state.json") }
