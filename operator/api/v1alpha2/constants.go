@@ -35,7 +35,7 @@ const AnnotationInitialClusterState = LabelPrefix + "initial-cluster-state"
 const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
 
 // AnnotationDataExpected on a tmpfs member's Pod feeds its data-guard init container the same
-// way: "true" once the member is a voter. A Pod restarted on an empty memory volume (its node
+// way: "true" once the member is a voter whose etcd has run (it has a member ID). A Pod restarted on an empty memory volume (its node
 // rebooted) must not start etcd then: etcd would rejoin under the member's old ID and vote
 // without the writes it acknowledged, and a majority rebooted at once would elect a leader
 // that lost them, bypassing spec.quorumLoss.
@@ -413,6 +413,7 @@ const (
 	MsgBootstrapAddRemove       = "spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
 	MsgBootstrapImmutable       = "spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
 	MsgRestoreMemory            = "spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
+	MsgRebuildMemory            = "spec.quorumLoss=RebuildFromSurvivor is unsupported with spec.storage.medium=Memory: --force-new-cluster takes effect only when the survivor's Pod restarts, which empties its memory volume. Use Wait (the default) or persistent storage."
 	MsgClientTLSSource          = "exactly one of spec.tls.client.serverSecretRef or spec.tls.client.certManager must be set"
 	MsgClientTLSOperatorSecret  = "spec.tls.client.operatorClientSecretRef cannot be combined with certManager; use certManager.operatorClientIssuerRef"
 	MsgPeerTLSSource            = "exactly one of spec.tls.peer.secretRef, spec.tls.peer.certManager or spec.tls.peer.autoTLS must be set"

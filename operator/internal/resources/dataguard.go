@@ -21,10 +21,11 @@ func guardsData(m *v1alpha2.EtcdMember) bool {
 	return m.Spec.Storage.Medium == v1alpha2.StorageMediumMemory
 }
 
-// DataExpected: the member's data dir must hold data at its Pod's next start. A voter has
-// written the log it voted on; a learner has not voted, and one that is new starts empty.
+// DataExpected: the member's data dir must hold data at its Pod's next start. A voter whose
+// etcd has run has written the log it voted on. A learner has not voted; a joiner starts empty;
+// a seed is a voter from the start but has no member ID before its etcd first answers.
 func DataExpected(m *v1alpha2.EtcdMember) bool {
-	return guardsData(m) && m.Status.IsVoter
+	return guardsData(m) && m.Status.IsVoter && m.Status.MemberID != ""
 }
 
 // dataGuardAnnotations are the guard's start annotation (tmpfs members only).

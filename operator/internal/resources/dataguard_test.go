@@ -29,7 +29,11 @@ func TestDataGuardOnTmpfsMembers(t *testing.T) {
 	if got := learner.Annotations[v1alpha2.AnnotationDataExpected]; got != "false" {
 		t.Errorf("learner's data-expected = %q, want false", got)
 	}
-	m.Status.IsVoter = true
+	m.Status.IsVoter = true // a seed before its etcd first answered: no member ID yet
+	if got := Pod(m, opts).Annotations[v1alpha2.AnnotationDataExpected]; got != "false" {
+		t.Errorf("unstarted seed's data-expected = %q, want false", got)
+	}
+	m.Status.MemberID = "8e9e05c52164694d"
 	voter := Pod(m, opts)
 	if got := voter.Annotations[v1alpha2.AnnotationDataExpected]; got != "true" {
 		t.Errorf("voter's data-expected = %q, want true", got)
@@ -41,7 +45,7 @@ func TestDataGuardOnTmpfsMembers(t *testing.T) {
 		t.Error("promotion changed the Pod's revision")
 	}
 	withPVC := testMember("etcd-fghij")
-	withPVC.Status.IsVoter = true
+	withPVC.Status.IsVoter, withPVC.Status.MemberID = true, "8e9e05c52164694d"
 	pod := Pod(withPVC, opts)
 	if len(pod.Spec.InitContainers) != 0 {
 		t.Errorf("a PVC member has init containers %v", pod.Spec.InitContainers)
