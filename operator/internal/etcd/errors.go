@@ -2,10 +2,27 @@ package etcd
 
 import (
 	"errors"
+	"strings"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
+
+// IsForeignAnswer reports a call answered over HTTP/2 without gRPC's headers (gRPC reports the
+// HTTP status, e.g. "unexpected HTTP status code received from server: 200 (OK); malformed
+// header: missing HTTP content-type"): not etcd's gRPC server, but an etcd whose gRPC server
+// stopped while its HTTP listener still serves a kept-open connection, or another server on a
+// reused address.
+func IsForeignAnswer(err error) bool {
+	s, ok := status.FromError(err)
+	if !ok || (s.Code() != codes.Unknown && s.Code() != codes.Internal && s.Code() != codes.Unavailable) {
+		return false
+	}
+	msg := s.Message()
+	return strings.Contains(msg, "unexpected HTTP status code") || strings.Contains(msg, "malformed header") ||
+		strings.Contains(msg, "unexpected content-type")
+}
 
 // IsUnhealthyCluster reports etcd's strict-reconfiguration refusal ("unhealthy cluster"), which
 // a freshly started cluster returns for about five seconds. Retry later.

@@ -90,7 +90,33 @@ func (p *Pool) reuse(key, fp string) *clientv3.Client {
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 func (p *Pool) config(t Target, endpoints []string) clientv3.Config {
-	return config(t, endpoints, p.Dial)
+	cfg := config(t, endpoints, p.Dial)
+	cfg.DialOptions = append(cfg.DialOptions, grpc.WithChainUnaryInterceptor(p.dropOnForeignAnswer(t.Key)))
+	return cfg
+}
+
+// dropOnForeignAnswer drops the pooled client whose call was answered by something other than
+// etcd's gRPC server (IsForeignAnswer). Its connection looks healthy to gRPC, which therefore
+// never dials again, and every later call on it fails the same way; the next caller dials anew,
+// reaching the member where its Pod is now.
+func (p *Pool) dropOnForeignAnswer(key string) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		if IsForeignAnswer(err) {
+			p.forgetConn(key, cc)
+		}
+		return err
+	}
+}
+
+// forgetConn drops the cluster's client if it is still the one on connection cc.
+func (p *Pool) forgetConn(key string, cc *grpc.ClientConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[key]; ok && c.client.ActiveConnection() == cc {
+		closeLater(c.client)
+		delete(p.clients, key)
+	}
 }
 
 func config(t Target, endpoints []string, dial DialFunc) clientv3.Config {
