@@ -32,17 +32,10 @@ func TestTmpfsTwoNodesRebooted(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
 	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "twoboot")
-	e2eutil.CreateCluster(t, c, ns, "twoboot", 3, e2eutil.Tmpfs)
-	e2eutil.WaitConverged(t, c, ns, "twoboot", 3, 2*step)
-	for i := range 10 {
-		e2eutil.PutGet(t, c, ns, "twoboot", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
-	}
+	tmpfsClusterWithKeys(t, c, ns, "twoboot")
 	survivor, lost, nodes := survivorAndOthers(t, c, ns, e2eutil.Members(t, c, ns, "twoboot"))
 	for _, name := range lost {
-		e2eutil.WaitFor(t, step, name+"'s Pod marked data-expected", func() bool {
-			p := e2eutil.Pod(t, c, ns, name)
-			return p != nil && p.Annotations[v1alpha2.AnnotationDataExpected] == "true"
-		})
+		waitDataExpected(t, c, ns, name)
 	}
 	survivorPod := e2eutil.Pod(t, c, ns, survivor.Name)
 	for _, n := range nodes {
@@ -152,21 +145,14 @@ func TestTmpfsRolloutReplacesMembers(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
 	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "memroll")
-	e2eutil.CreateCluster(t, c, ns, "memroll", 3, e2eutil.Tmpfs)
-	e2eutil.WaitConverged(t, c, ns, "memroll", 3, 2*step)
+	tmpfsClusterWithKeys(t, c, ns, "memroll")
 	before := map[string]bool{}
 	for _, m := range e2eutil.Members(t, c, ns, "memroll") {
 		before[m.Name] = true
-		e2eutil.WaitFor(t, step, m.Name+"'s Pod marked data-expected", func() bool {
-			p := e2eutil.Pod(t, c, ns, m.Name)
-			return p != nil && p.Annotations[v1alpha2.AnnotationDataExpected] == "true"
-		})
+		waitDataExpected(t, c, ns, m.Name)
 		if p := e2eutil.Pod(t, c, ns, m.Name); len(p.Spec.InitContainers) == 0 || p.Spec.InitContainers[0].Name != v1alpha2.DataGuardContainer {
 			t.Fatalf("member %s's Pod has no data guard first: %v", m.Name, p.Spec.InitContainers)
 		}
-	}
-	for i := range 10 {
-		e2eutil.PutGet(t, c, ns, "memroll", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
 	}
 	ec := e2eutil.GetCluster(t, c, ns, "memroll")
 	patch := client.MergeFrom(ec.DeepCopy())
@@ -187,4 +173,23 @@ func TestTmpfsRolloutReplacesMembers(t *testing.T) {
 	for i := range 10 {
 		e2eutil.AssertKey(t, c, ns, "memroll", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
 	}
+}
+
+// tmpfsClusterWithKeys creates a converged 3-member tmpfs cluster holding key-00..09.
+func tmpfsClusterWithKeys(t *testing.T, c *framework.Cluster, ns, name string) {
+	t.Helper()
+	e2eutil.CreateCluster(t, c, ns, name, 3, e2eutil.Tmpfs)
+	e2eutil.WaitConverged(t, c, ns, name, 3, 2*step)
+	for i := range 10 {
+		e2eutil.PutGet(t, c, ns, name, fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
+	}
+}
+
+// waitDataExpected waits for a member's Pod to say its data guard expects data.
+func waitDataExpected(t *testing.T, c *framework.Cluster, ns, member string) {
+	t.Helper()
+	e2eutil.WaitFor(t, step, member+"'s Pod marked data-expected", func() bool {
+		p := e2eutil.Pod(t, c, ns, member)
+		return p != nil && p.Annotations[v1alpha2.AnnotationDataExpected] == "true"
+	})
 }
