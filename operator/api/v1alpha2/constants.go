@@ -108,6 +108,9 @@ const (
 	// DataGuardContainer is a tmpfs member's first init container: it refuses an empty data
 	// dir once AnnotationDataExpected says "true" (exiting DataGuardRefusedExitCode).
 	DataGuardContainer = "data-guard"
+	// ForceNewClusterContainer prefixes the ephemeral container that stops a tmpfs survivor's
+	// etcd so that it restarts in the same Pod with --force-new-cluster (a quorum-loss rebuild).
+	ForceNewClusterContainer = "force-new-cluster"
 	// DataGuardRefusedExitCode is how the data guard says "the data is gone", apart from any
 	// other failure of the container: only this code marks the member's data lost.
 	DataGuardRefusedExitCode = 3
@@ -413,7 +416,6 @@ const (
 	MsgBootstrapAddRemove       = "spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
 	MsgBootstrapImmutable       = "spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
 	MsgRestoreMemory            = "spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
-	MsgRebuildMemory            = "spec.quorumLoss=RebuildFromSurvivor is unsupported with spec.storage.medium=Memory: --force-new-cluster takes effect only when the survivor's Pod restarts, which empties its memory volume. Use Wait (the default) or persistent storage."
 	MsgClientTLSSource          = "exactly one of spec.tls.client.serverSecretRef or spec.tls.client.certManager must be set"
 	MsgClientTLSOperatorSecret  = "spec.tls.client.operatorClientSecretRef cannot be combined with certManager; use certManager.operatorClientIssuerRef"
 	MsgPeerTLSSource            = "exactly one of spec.tls.peer.secretRef, spec.tls.peer.certManager or spec.tls.peer.autoTLS must be set"

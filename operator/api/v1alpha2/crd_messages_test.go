@@ -18,7 +18,7 @@ var celMessages = []string{
 	v1.MsgDefragMinReclaimQuota, v1.MsgDefragMinReclaimBound, v1.MsgDefragClusterRef, v1.MsgDefragSpecImmutable, v1.MsgDefragScheduleClusterRef, v1.MsgDefragScheduleName, v1.MsgVersionPath, v1.MsgVersionReachable, v1.MsgPauseMemory, v1.MsgMemorySizePositive, v1.MsgMediumImmutable,
 	v1.MsgSizeNoShrink, v1.MsgTLSClientImmutable, v1.MsgTLSPeerImmutable, v1.MsgStorageClassAddRemove,
 	v1.MsgStorageClassImmutable, v1.MsgAuthNoDisable, v1.MsgAuthRequiresClientTLS,
-	v1.MsgAuthRequiresSecret, v1.MsgAuthPasswordlessFixed, v1.MsgAuthRootExclusive, v1.MsgBootstrapAddRemove, v1.MsgBootstrapImmutable, v1.MsgRestoreMemory, v1.MsgRebuildMemory,
+	v1.MsgAuthRequiresSecret, v1.MsgAuthPasswordlessFixed, v1.MsgAuthRootExclusive, v1.MsgBootstrapAddRemove, v1.MsgBootstrapImmutable, v1.MsgRestoreMemory,
 	v1.MsgClientTLSSource, v1.MsgClientTLSOperatorSecret, v1.MsgPeerTLSSource, v1.MsgLayoutImmutable, v1.MsgLayoutServices, v1.MsgLayoutSubPath, v1.MsgSnapshotLocation,
 	v1.MsgRestoreS3Key, v1.MsgRestorePVCSubPath, v1.MsgImageRepositoryNoTag, v1.MsgPriorityClassNameFormat,
 	v1.MsgRestoreSource, v1.MsgSnapshotSpecImmutable, v1.MsgSnapshotClusterRef, v1.MsgScheduleClusterRef,

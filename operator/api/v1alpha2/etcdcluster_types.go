@@ -19,7 +19,6 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(has(oldSelf.auth) && has(oldSelf.auth.enabled) && oldSelf.auth.enabled) || ((has(self.auth) && has(self.auth.passwordlessRoot) && self.auth.passwordlessRoot) == (has(oldSelf.auth.passwordlessRoot) && oldSelf.auth.passwordlessRoot))",message="spec.auth.passwordlessRoot cannot be changed once auth is enabled: etcd keeps a root user's no-password option for as long as auth is on"
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="spec.bootstrap cannot be added to or removed from an existing cluster; it is consulted only at first bootstrap"
 // +kubebuilder:validation:XValidation:rule="!has(self.bootstrap) || !has(oldSelf.bootstrap) || self.bootstrap == oldSelf.bootstrap",message="spec.bootstrap is immutable post-create; it is consulted only at first bootstrap"
-// +kubebuilder:validation:XValidation:rule="!(has(self.quorumLoss) && self.quorumLoss == 'RebuildFromSurvivor') || !(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.quorumLoss=RebuildFromSurvivor is unsupported with spec.storage.medium=Memory: --force-new-cluster takes effect only when the survivor's Pod restarts, which empties its memory volume. Use Wait (the default) or persistent storage."
 // +kubebuilder:validation:XValidation:rule="!(has(self.bootstrap) && has(self.bootstrap.restore)) || !(has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",message="spec.bootstrap.restore is unsupported with spec.storage.medium=Memory: a tmpfs seed would re-restore the snapshot on every restart. Use persistent storage to restore."
 // +kubebuilder:validation:XValidation:rule="has(self.layout) == has(oldSelf.layout) && (!has(self.layout) || self.layout == oldSelf.layout)",message="spec.layout cannot be added, removed or changed: member Pods, peer URLs and clients are tied to the names it gives (etcd-migrate sets it when it adopts a cluster)"
 type EtcdClusterSpec struct {
@@ -117,8 +116,8 @@ type EtcdClusterSpec struct {
 	// back, such as one on a NotReady node). Wait (the default) reports QuorumLost and changes
 	// nothing. RebuildFromSurvivor forces a one-member cluster from the surviving member with
 	// the most data (writes it never received are lost) and adds the others back as new
-	// members; not with storage.medium Memory, whose survivor would lose its data in the
-	// restart that forces the new cluster. RestoreLatestSnapshot rolls the cluster back in place to its newest Complete
+	// members (a Memory survivor's etcd is restarted in its Pod, keeping its memory volume).
+	// RestoreLatestSnapshot rolls the cluster back in place to its newest Complete
 	// EtcdSnapshot taken of its current etcd cluster (every write after it is lost). Addition.
 	// +kubebuilder:default=Wait
 	// +optional

@@ -152,10 +152,6 @@ func TestCreateRejections(t *testing.T) {
 			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"}}}}
 		}, v1.MsgRestoreMemory},
-		{"rebuild from survivor with memory", func(s *v1.EtcdClusterSpec) {
-			memory(s)
-			s.QuorumLoss = v1.QuorumLossRebuildFromSurvivor
-		}, v1.MsgRebuildMemory},
 		{"restore from two locations", func(s *v1.EtcdClusterSpec) {
 			s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
 				PVC: &v1.PVCLocation{ClaimName: "snaps", SubPath: "a.db"},

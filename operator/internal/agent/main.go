@@ -2,8 +2,8 @@
 // binary: snapshot-agent (stream a member's database into a store), restore-agent (seed a new
 // member's data directory from a snapshot), install-tools (copy the binary for the next
 // container), install-peer-fixtures (a peer certificate for etcd's auto-TLS to present) and
-// guard-data-dir (keep a tmpfs member's etcd off an empty data dir once it has voted). The
-// environment contract and result format live in package snapshot.
+// guard-data-dir (keep a tmpfs member's etcd off an empty data dir once it has voted) and
+// stop-etcd (restart a tmpfs survivor's etcd in place, forced). The environment contract and result format live in package snapshot.
 package agent
 
 import (
@@ -34,6 +34,8 @@ func Main(cmd string, args []string) (code int, ok bool) {
 		return InstallPeerFixturesCommand(args, os.Stderr), true
 	case snapshot.CommandGuardDataDir:
 		return GuardDataDirCommand(args, os.Getenv, os.Stderr), true
+	case snapshot.CommandStopEtcd:
+		return StopEtcdCommand(args, "/proc", os.Stderr), true
 	}
 	return 0, false
 }

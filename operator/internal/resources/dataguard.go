@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,4 +48,27 @@ func dataGuardInitContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.Cont
 		SecurityContext: containerSecurityContext(),
 		Resources:       agentResources(),
 	}
+}
+
+// ForcesInPlace: a quorum-loss rebuild from this member restarts only its etcd container with
+// --force-new-cluster (an ephemeral container stops etcd; the kubelet starts it again in the same
+// Pod), because a new Pod would start on an empty memory volume.
+func ForcesInPlace(m *v1alpha2.EtcdMember) bool { return guardsData(m) }
+
+// ForceNewClusterContainer is the ephemeral container that stops a tmpfs survivor's etcd so that
+// it restarts forced; its name carries the member's generation, one per rebuild.
+func ForceNewClusterContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.EphemeralContainer {
+	return corev1.EphemeralContainer{
+		TargetContainerName: containerName,
+		EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			Name: ForceNewClusterContainerName(m), Image: opts.AgentImage,
+			Command:         []string{"/manager", snapshot.CommandStopEtcd, m.Name},
+			SecurityContext: containerSecurityContext(), // no resources: the API refuses them here
+		},
+	}
+}
+
+// ForceNewClusterContainerName names the ephemeral container of the member's current rebuild.
+func ForceNewClusterContainerName(m *v1alpha2.EtcdMember) string {
+	return fmt.Sprintf("%s-%d", v1alpha2.ForceNewClusterContainer, m.Generation)
 }

@@ -1,7 +1,10 @@
 package resources
 
 import (
+	"slices"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
@@ -52,5 +55,35 @@ func TestDataGuardOnTmpfsMembers(t *testing.T) {
 	}
 	if _, ok := pod.Annotations[v1alpha2.AnnotationDataExpected]; ok {
 		t.Error("a PVC member's Pod has the data-expected annotation")
+	}
+}
+
+// A tmpfs member's etcd always reads ETCD_FORCE_NEW_CLUSTER from its Pod's annotation (a rebuild
+// restarts the container, not the Pod), so setting spec.forceNewCluster leaves its revision as
+// it is; the ephemeral container that stops etcd targets it and is named per rebuild.
+func TestTmpfsForcesInPlace(t *testing.T) {
+	m := testMember("etcd-abcde")
+	m.Spec.Storage.Medium = v1alpha2.StorageMediumMemory
+	m.Generation = 4
+	opts := PodOptions{ClusterFormed: true, AgentImage: "operator:dev"}
+	steady := opts
+	steady.Steady = true
+	before := PodRevision(Pod(m, steady))
+	env := Pod(m, steady).Spec.Containers[0].Env
+	if !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "ETCD_FORCE_NEW_CLUSTER" }) {
+		t.Fatalf("a tmpfs member's steady Pod has no ETCD_FORCE_NEW_CLUSTER: %v", env)
+	}
+	m.Spec.ForceNewCluster = true
+	if got := PodRevision(Pod(m, steady)); got != before {
+		t.Errorf("forcing changed a tmpfs member's revision: %s != %s", got, before)
+	}
+	ec := ForceNewClusterContainer(m, opts)
+	if ec.Name != "force-new-cluster-4" || ec.TargetContainerName != "etcd" || ec.Image != "operator:dev" ||
+		!slices.Equal(ec.Command, []string{"/manager", snapshot.CommandStopEtcd, "etcd-abcde"}) {
+		t.Errorf("ephemeral container %+v", ec)
+	}
+	withPVC := testMember("etcd-fghij")
+	if ForcesInPlace(withPVC) || slices.ContainsFunc(Pod(withPVC, steady).Spec.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == "ETCD_FORCE_NEW_CLUSTER" }) {
+		t.Error("a PVC member forces in place, or its steady Pod reads ETCD_FORCE_NEW_CLUSTER")
 	}
 }

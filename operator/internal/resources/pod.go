@@ -179,10 +179,12 @@ func listenClientURLs(t *v1alpha2.MemberTLS) string {
 
 // startEnv: ETCD_INITIAL_CLUSTER_STATE always; ETCD_FORCE_NEW_CLUSTER on a Pod built for a
 // quorum-loss rebuild only (not in the revision: the Pod stays current once the flag is
-// cleared, and its annotation then says "false" to any later container start).
+// cleared, and its annotation then says "false" to any later container start). A tmpfs member
+// has it always: its Pod cannot be rebuilt to add it without losing the data, so a rebuild
+// restarts only its etcd container (ForcesInPlace).
 func startEnv(m *v1alpha2.EtcdMember, opts PodOptions) []corev1.EnvVar {
 	env := []corev1.EnvVar{annotationEnv("ETCD_INITIAL_CLUSTER_STATE", v1alpha2.AnnotationInitialClusterState)}
-	if m.Spec.ForceNewCluster && !opts.Steady {
+	if ForcesInPlace(m) || (m.Spec.ForceNewCluster && !opts.Steady) {
 		env = append(env, annotationEnv("ETCD_FORCE_NEW_CLUSTER", v1alpha2.AnnotationForceNewCluster))
 	}
 	return env

@@ -15,6 +15,9 @@ const (
 	// CommandGuardDataDir refuses to let a tmpfs member's etcd start on an empty data dir once
 	// EnvDataExpected is "true" (see resources.dataGuardInitContainer).
 	CommandGuardDataDir = "guard-data-dir"
+	// CommandStopEtcd stops the etcd of the member it names (SIGTERM), from an ephemeral
+	// container sharing the etcd container's processes: the kubelet restarts it in the same Pod.
+	CommandStopEtcd = "stop-etcd"
 	// EnvDataExpected is the data guard's input, from the Pod's data-expected annotation.
 	EnvDataExpected = "ETCD_DATA_EXPECTED"
 	// ToolsBinary is the file name install-tools writes into its directory.

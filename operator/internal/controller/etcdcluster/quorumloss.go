@@ -30,7 +30,8 @@ func (r *Reconciler) rebuildFromSurvivor(ctx context.Context, st *clusterState) 
 	if err := r.Client.Patch(ctx, survivor, patch); err != nil {
 		return err
 	}
-	// --force-new-cluster acts at start: the member controller restarts the survivor's Pod with it.
+	// --force-new-cluster acts at start: the member controller restarts the survivor's Pod with it
+	// (a tmpfs survivor's etcd container only, in its Pod, which holds the data).
 	var lost []string
 	for _, m := range st.obs.Members {
 		if !strings.HasPrefix(m.Broken, membership.DataLostPrefix) {

@@ -2,6 +2,7 @@ package etcdmember
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -52,8 +53,13 @@ func (r *Reconciler) restartOutdatedPod(ctx context.Context, st *memberState) (b
 // window in which a Pod made from an older copy of the member starts unforced.
 func (r *Reconciler) restartToForceNewCluster(ctx context.Context, st *memberState) (bool, error) {
 	pod := st.pod
-	if pod == nil || !pod.DeletionTimestamp.IsZero() || !st.member.Spec.ForceNewCluster ||
-		pod.Annotations[v1alpha2.AnnotationForceNewCluster] == "true" {
+	if pod == nil || !pod.DeletionTimestamp.IsZero() || !st.member.Spec.ForceNewCluster {
+		return false, nil
+	}
+	if resources.ForcesInPlace(st.member) {
+		return r.restartEtcdForced(ctx, st)
+	}
+	if pod.Annotations[v1alpha2.AnnotationForceNewCluster] == "true" {
 		return false, nil
 	}
 	if err := r.deletePod(ctx, pod); err != nil {
@@ -78,4 +84,33 @@ func podRevision(pod *corev1.Pod) string {
 		return ""
 	}
 	return pod.Annotations[v1alpha2.AnnotationPodRevision]
+}
+
+// +kubebuilder:rbac:groups="",resources=pods/ephemeralcontainers,verbs=update
+
+// restartEtcdForced restarts a tmpfs survivor's etcd in its Pod, whose memory volume holds the
+// data: once the Pod's annotation says "true" (syncPodMetadata sets it; the kubelet resolves
+// it when it starts the container again), an ephemeral container of the operator's image stops
+// etcd, and the kubelet starts it forced. One ephemeral container per rebuild, named after the
+// member's generation: its presence says this rebuild's restart was asked for.
+func (r *Reconciler) restartEtcdForced(ctx context.Context, st *memberState) (bool, error) {
+	pod, m := st.pod, st.member
+	name := resources.ForceNewClusterContainerName(m)
+	if pod.Annotations[v1alpha2.AnnotationForceNewCluster] != "true" ||
+		slices.ContainsFunc(pod.Spec.EphemeralContainers, func(c corev1.EphemeralContainer) bool { return c.Name == name }) {
+		return false, nil
+	}
+	if r.AgentImage == "" {
+		st.waiting, st.waitingReason = "the rebuild restarts this tmpfs survivor's etcd in place with the operator's image, "+
+			"and the operator runs without --agent-image", v1alpha2.ReasonAgentImageMissing
+		return true, nil
+	}
+	pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers,
+		resources.ForceNewClusterContainer(m, resources.PodOptions{AgentImage: r.AgentImage}))
+	if err := r.Client.SubResource("ephemeralcontainers").Update(ctx, pod); err != nil {
+		return true, err
+	}
+	r.event(m, corev1.EventTypeWarning, v1alpha2.ReasonQuorumRecovered, "RestartEtcd",
+		"restarting etcd in Pod %s with --force-new-cluster, in place (its data is on the Pod's memory volume): it forms a one-member cluster from its data", pod.Name)
+	return false, nil
 }

@@ -5,6 +5,8 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -25,30 +28,14 @@ import (
 // back, as machines rebooting: their Pods restart on empty memory volumes. Their data guards keep
 // etcd from starting there (without them, etcd rejoined under the old member IDs, voted without
 // its data, and the cluster looked healthy: spec.quorumLoss was bypassed and a write only they
-// held was lost without a word). So the cluster reports the quorum loss (quorumLoss Wait, the
-// only policy a tmpfs cluster takes besides a snapshot restore), replaces nobody, and the
-// survivor still holds every write.
+// held was lost without a word). So the cluster reports the quorum loss and, under quorumLoss
+// Wait, replaces nobody; the survivor still holds every write.
 func TestTmpfsTwoNodesRebooted(t *testing.T) {
 	c := cluster(t)
 	ns := e2eutil.NewNamespace(t, c)
 	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "twoboot")
 	tmpfsClusterWithKeys(t, c, ns, "twoboot")
-	survivor, lost, nodes := survivorAndOthers(t, c, ns, e2eutil.Members(t, c, ns, "twoboot"))
-	for _, name := range lost {
-		waitDataExpected(t, c, ns, name)
-	}
-	survivorPod := e2eutil.Pod(t, c, ns, survivor.Name)
-	for _, n := range nodes {
-		if err := c.StopNode(n); err != nil {
-			t.Fatalf("stop node %d: %v", n, err)
-		}
-	}
-	for _, n := range nodes {
-		if err := c.StartNode(n); err != nil {
-			t.Fatalf("start node %d: %v", n, err)
-		}
-	}
-	t.Logf("rebooted nodes %v (members %v); %s survives", nodes, lost, survivor.Name)
+	survivor, survivorPod, lost := rebootTwoOfThree(t, c, ns, "twoboot")
 	for _, name := range lost {
 		e2eutil.WaitFor(t, 2*step, name+"'s data guard refusing its empty volume", func() bool {
 			return guardRefused(e2eutil.Pod(t, c, ns, name))
@@ -65,10 +52,10 @@ func TestTmpfsTwoNodesRebooted(t *testing.T) {
 	if got := len(e2eutil.Members(t, c, ns, "twoboot")); got != 3 {
 		t.Errorf("%d members, want the 3 kept as they are (quorumLoss Wait)", got)
 	}
-	if p := e2eutil.Pod(t, c, ns, survivor.Name); p == nil || p.UID != survivorPod.UID {
+	if p := e2eutil.Pod(t, c, ns, survivor); p == nil || p.UID != survivorPod {
 		t.Errorf("the survivor's Pod was replaced: its data would be gone")
 	}
-	cli, err := e2eutil.MemberClient(c, ns, "twoboot", survivor.Name)
+	cli, err := e2eutil.MemberClient(c, ns, "twoboot", survivor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,9 +163,9 @@ func TestTmpfsRolloutReplacesMembers(t *testing.T) {
 }
 
 // tmpfsClusterWithKeys creates a converged 3-member tmpfs cluster holding key-00..09.
-func tmpfsClusterWithKeys(t *testing.T, c *framework.Cluster, ns, name string) {
+func tmpfsClusterWithKeys(t *testing.T, c *framework.Cluster, ns, name string, mutate ...func(*v1alpha2.EtcdClusterSpec)) {
 	t.Helper()
-	e2eutil.CreateCluster(t, c, ns, name, 3, e2eutil.Tmpfs)
+	e2eutil.CreateCluster(t, c, ns, name, 3, append([]func(*v1alpha2.EtcdClusterSpec){e2eutil.Tmpfs}, mutate...)...)
 	e2eutil.WaitConverged(t, c, ns, name, 3, 2*step)
 	for i := range 10 {
 		e2eutil.PutGet(t, c, ns, name, fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
@@ -192,4 +179,66 @@ func waitDataExpected(t *testing.T, c *framework.Cluster, ns, member string) {
 		p := e2eutil.Pod(t, c, ns, member)
 		return p != nil && p.Annotations[v1alpha2.AnnotationDataExpected] == "true"
 	})
+}
+
+// TestTmpfsTwoNodesRebuiltFromSurvivor: as TestTmpfsTwoNodesRebooted, under quorumLoss
+// RebuildFromSurvivor. The survivor's data is on its Pod's memory volume, so its etcd is
+// restarted forced in that same Pod (an ephemeral container stops it); the two lost members are
+// replaced, and every write is there.
+func TestTmpfsTwoNodesRebuiltFromSurvivor(t *testing.T) {
+	c := cluster(t)
+	ns := e2eutil.NewNamespace(t, c)
+	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "tworebuild")
+	tmpfsClusterWithKeys(t, c, ns, "tworebuild", func(s *v1alpha2.EtcdClusterSpec) {
+		s.QuorumLoss = v1alpha2.QuorumLossRebuildFromSurvivor
+	})
+	survivor, survivorPod, lost := rebootTwoOfThree(t, c, ns, "tworebuild")
+	took := e2eutil.WaitFor(t, 3*step, "the cluster rebuilt from "+survivor, func() bool {
+		for _, m := range e2eutil.Members(t, c, ns, "tworebuild") {
+			if m.Spec.ForceNewCluster || m.Name == lost[0] || m.Name == lost[1] {
+				return false
+			}
+		}
+		return hasMember(t, c, ns, "tworebuild", survivor) && e2eutil.Converged(t, c, ns, "tworebuild", 3)
+	})
+	t.Logf("rebuilt to 3 members from %s %s after the nodes came back", survivor, took.Round(100*time.Millisecond))
+	p := e2eutil.Pod(t, c, ns, survivor)
+	if p == nil || p.UID != survivorPod {
+		t.Fatal("the survivor's Pod was replaced: its data would be gone")
+	}
+	if !slices.ContainsFunc(p.Spec.EphemeralContainers, func(ec corev1.EphemeralContainer) bool {
+		return strings.HasPrefix(ec.Name, v1alpha2.ForceNewClusterContainer)
+	}) {
+		t.Errorf("the survivor's etcd was not restarted through the ephemeral container: %v", p.Spec.EphemeralContainers)
+	}
+	if e2eutil.FindEvent(t, c, ns, "tworebuild", v1alpha2.ReasonQuorumRecovered) == nil {
+		t.Error("no QuorumRecovered Event")
+	}
+	for i := range 10 {
+		e2eutil.AssertKey(t, c, ns, "tworebuild", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
+	}
+}
+
+// rebootTwoOfThree stops and at once starts the nodes of the two members that do not share the
+// third's node, once their Pods expect data; it returns the third (the survivor), its Pod's UID,
+// and the two others.
+func rebootTwoOfThree(t *testing.T, c *framework.Cluster, ns, cluster string) (string, types.UID, []string) {
+	t.Helper()
+	survivor, lost, nodes := survivorAndOthers(t, c, ns, e2eutil.Members(t, c, ns, cluster))
+	for _, name := range lost {
+		waitDataExpected(t, c, ns, name)
+	}
+	survivorPod := e2eutil.Pod(t, c, ns, survivor.Name)
+	for _, n := range nodes {
+		if err := c.StopNode(n); err != nil {
+			t.Fatalf("stop node %d: %v", n, err)
+		}
+	}
+	for _, n := range nodes {
+		if err := c.StartNode(n); err != nil {
+			t.Fatalf("start node %d: %v", n, err)
+		}
+	}
+	t.Logf("rebooted nodes %v (members %v); %s survives", nodes, lost, survivor.Name)
+	return survivor.Name, survivorPod.UID, lost
 }
