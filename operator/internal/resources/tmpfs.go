@@ -15,7 +15,8 @@ import (
 // and vote without the writes it acknowledged: two of three such members rebooted at once elect
 // a leader that lost them, and the cluster looks healthy. The data guard runs first at each
 // start of the Pod (init containers run again after a reboot) and refuses an empty data dir
-// once the member has voted, so etcd never starts there.
+// once the member has voted, so etcd never starts there. For the same reason a quorum-loss
+// rebuild from a tmpfs survivor restarts its etcd container, never its Pod (ForcesInPlace).
 
 // guardsData: the member keeps its data on tmpfs.
 func guardsData(m *v1alpha2.EtcdMember) bool {
