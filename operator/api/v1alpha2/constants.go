@@ -35,10 +35,10 @@ const AnnotationInitialClusterState = LabelPrefix + "initial-cluster-state"
 const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
 
 // AnnotationDataExpected on a tmpfs member's Pod feeds its data-guard init container the same
-// way: "true" once the member is a voter whose etcd has run (it has a member ID). A Pod restarted on an empty memory volume (its node
-// rebooted) must not start etcd then: etcd would rejoin under the member's old ID and vote
-// without the writes it acknowledged, and a majority rebooted at once would elect a leader
-// that lost them, bypassing spec.quorumLoss.
+// way: "true" once the member is a voter whose etcd has run (it has a member ID). A Pod
+// restarted on an empty memory volume (its node rebooted) must not start etcd then: etcd would
+// rejoin under the member's old ID and vote without the writes it acknowledged, and a majority
+// rebooted at once would elect a leader that lost them, bypassing spec.quorumLoss.
 const AnnotationDataExpected = LabelPrefix + "data-expected"
 
 // AnnotationRestoreRefused on a seed EtcdMember records a restore that can never succeed from

@@ -28,7 +28,7 @@ func GuardDataDirCommand(args []string, getenv func(string) string, stderr io.Wr
 	if getenv(snapshot.EnvDataExpected) != "true" {
 		return 0
 	}
-	has, err := HasEtcdData(args[0])
+	has, err := hasEtcdData(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", snapshot.CommandGuardDataDir, err)
 		return 1
@@ -47,10 +47,10 @@ func GuardDataDirCommand(args []string, getenv func(string) string, stderr io.Wr
 	return v1alpha2.DataGuardRefusedExitCode
 }
 
-// HasEtcdData: dir holds a write-ahead log segment (member/wal/*.wal), which is what etcd itself
+// hasEtcdData: dir holds a write-ahead log segment (member/wal/*.wal), which is what etcd itself
 // looks for to decide it has data to start from.
-func HasEtcdData(dir string) (bool, error) {
-	entries, err := os.ReadDir(filepath.Join(dir, "member", "wal"))
+func hasEtcdData(dir string) (bool, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, memberDir, "wal"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -1,9 +1,10 @@
 // Package agent holds the programs the operator runs inside Pods, as subcommands of the manager
 // binary: snapshot-agent (stream a member's database into a store), restore-agent (seed a new
 // member's data directory from a snapshot), install-tools (copy the binary for the next
-// container), install-peer-fixtures (a peer certificate for etcd's auto-TLS to present) and
+// container), install-peer-fixtures (a peer certificate for etcd's auto-TLS to present),
 // guard-data-dir (keep a tmpfs member's etcd off an empty data dir once it has voted) and
-// stop-etcd (restart a tmpfs survivor's etcd in place, forced). The environment contract and result format live in package snapshot.
+// stop-etcd (restart a tmpfs survivor's etcd in place, forced). The environment contract and
+// result format live in package snapshot.
 package agent
 
 import (

@@ -22,14 +22,12 @@ func StopEtcdCommand(args []string, procDir string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: manager %s <member>\n", snapshot.CommandStopEtcd)
 		return 2
 	}
-	pids, err := EtcdPids(procDir, args[0])
+	pids, err := etcdPids(procDir, args[0])
 	if err == nil && len(pids) == 0 {
 		err = fmt.Errorf("no etcd process serves member %s here (is the container's target etcd?)", args[0])
 	}
-	for _, pid := range pids {
-		if err == nil {
-			err = syscall.Kill(pid, syscall.SIGTERM)
-		}
+	for i := 0; err == nil && i < len(pids); i++ {
+		err = syscall.Kill(pids[i], syscall.SIGTERM)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", snapshot.CommandStopEtcd, err)
@@ -39,8 +37,8 @@ func StopEtcdCommand(args []string, procDir string, stderr io.Writer) int {
 	return 0
 }
 
-// EtcdPids are the processes under procDir (/proc) running etcd with --name=<member>.
-func EtcdPids(procDir, member string) ([]int, error) {
+// etcdPids are the processes under procDir (/proc) running etcd with --name=<member>.
+func etcdPids(procDir, member string) ([]int, error) {
 	entries, err := os.ReadDir(procDir)
 	if err != nil {
 		return nil, err

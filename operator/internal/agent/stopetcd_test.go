@@ -11,7 +11,7 @@ import (
 
 // Only the etcd serving as the named member is picked, by its exact --name flag: not another
 // member's etcd, not a process that merely mentions the name.
-func TestEtcdPids(t *testing.T) {
+func TestEtcdPidsAndStop(t *testing.T) {
 	proc := t.TempDir()
 	for pid, argv := range map[string][]string{
 		"1":    {"/usr/local/bin/etcd", "--name=etcd-abcde", "--data-dir=/var/lib/etcd"},
@@ -30,9 +30,9 @@ func TestEtcdPids(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(proc, "33"), 0o755); err != nil { // exited: no cmdline
 		t.Fatal(err)
 	}
-	pids, err := EtcdPids(proc, "etcd-abcde")
+	pids, err := etcdPids(proc, "etcd-abcde")
 	if err != nil || !slices.Equal(pids, []int{1}) {
-		t.Fatalf("EtcdPids = %v, %v; want [1]", pids, err)
+		t.Fatalf("etcdPids = %v, %v; want [1]", pids, err)
 	}
 	var stderr bytes.Buffer
 	if code := StopEtcdCommand([]string{"etcd-nobody"}, proc, &stderr); code != 1 || !strings.Contains(stderr.String(), "no etcd process") {

@@ -58,11 +58,11 @@ func ForcesInPlace(m *v1alpha2.EtcdMember) bool { return guardsData(m) }
 
 // ForceNewClusterContainer is the ephemeral container that stops a tmpfs survivor's etcd so that
 // it restarts forced; its name carries the member's generation, one per rebuild.
-func ForceNewClusterContainer(m *v1alpha2.EtcdMember, opts PodOptions) corev1.EphemeralContainer {
+func ForceNewClusterContainer(m *v1alpha2.EtcdMember, agentImage string) corev1.EphemeralContainer {
 	return corev1.EphemeralContainer{
 		TargetContainerName: containerName,
 		EphemeralContainerCommon: corev1.EphemeralContainerCommon{
-			Name: ForceNewClusterContainerName(m), Image: opts.AgentImage,
+			Name: ForceNewClusterContainerName(m), Image: agentImage,
 			Command:         []string{"/manager", snapshot.CommandStopEtcd, m.Name},
 			SecurityContext: containerSecurityContext(), // no resources: the API refuses them here
 		},

@@ -77,7 +77,7 @@ func TestTmpfsForcesInPlace(t *testing.T) {
 	if got := PodRevision(Pod(m, steady)); got != before {
 		t.Errorf("forcing changed a tmpfs member's revision: %s != %s", got, before)
 	}
-	ec := ForceNewClusterContainer(m, opts)
+	ec := ForceNewClusterContainer(m, opts.AgentImage)
 	if ec.Name != "force-new-cluster-4" || ec.TargetContainerName != "etcd" || ec.Image != "operator:dev" ||
 		!slices.Equal(ec.Command, []string{"/manager", snapshot.CommandStopEtcd, "etcd-abcde"}) {
 		t.Errorf("ephemeral container %+v", ec)

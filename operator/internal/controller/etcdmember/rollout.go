@@ -106,7 +106,7 @@ func (r *Reconciler) restartEtcdForced(ctx context.Context, st *memberState) (bo
 		return true, nil
 	}
 	pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers,
-		resources.ForceNewClusterContainer(m, resources.PodOptions{AgentImage: r.AgentImage}))
+		resources.ForceNewClusterContainer(m, r.AgentImage))
 	if err := r.Client.SubResource("ephemeralcontainers").Update(ctx, pod); err != nil {
 		return true, err
 	}

@@ -38,7 +38,7 @@ func TestTmpfsTwoNodesRebooted(t *testing.T) {
 	survivor, survivorPod, lost := rebootTwoOfThree(t, c, ns, "twoboot")
 	for _, name := range lost {
 		e2eutil.WaitFor(t, 2*step, name+"'s data guard refusing its empty volume", func() bool {
-			return guardRefused(e2eutil.Pod(t, c, ns, name))
+			return topology.DataGuardRefused(e2eutil.Pod(t, c, ns, name))
 		})
 		if p := e2eutil.Pod(t, c, ns, name); etcdRunning(p) {
 			t.Errorf("%s's etcd ran on the empty volume: %+v", name, p.Status.ContainerStatuses)
@@ -70,13 +70,11 @@ func TestTmpfsTwoNodesRebooted(t *testing.T) {
 	}
 }
 
-// guardRefused: the Pod's data guard exited saying the data is gone.
-func guardRefused(p *corev1.Pod) bool {
-	return p != nil && topology.DataGuardRefused(p)
-}
-
 // etcdRunning: the Pod's etcd container runs (or is ready).
 func etcdRunning(p *corev1.Pod) bool {
+	if p == nil {
+		return false
+	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name == "etcd" && (cs.State.Running != nil || cs.Ready) {
 			return true
