@@ -23,6 +23,8 @@ type env struct {
 	ns    string
 	src   tlsAuthCluster
 	rec   *recorder
+	// bulkLoaded: loadBulk has run.
+	bulkLoaded bool
 }
 
 const srcPassword = "source-root-password"

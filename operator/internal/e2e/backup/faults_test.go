@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"syscall"
@@ -24,20 +25,32 @@ import (
 )
 
 // testOperatorKilled: the operator dies while its agent streams; the agent finishes on its own,
-// and the restarted operator records its result: one artifact, no second snapshot.
+// and the restarted operator records its result: one artifact, no second snapshot. The agent is
+// frozen the moment it logs the member it streams from, and thawed only once the operator is
+// dead: a small database streams in less than a poll of the phase, so without the freeze the
+// snapshot may be Complete before the test sees it Started.
 func (e *env) testOperatorKilled(t *testing.T) {
+	ctx := context.Background()
+	e.loadBulk(t)
 	createSnapshot(t, e.c, e.ns, "operator-killed", e.src.name, v1alpha2.SnapshotLocation{S3: s3Location(e.store, "opkill")})
+	agent := v1alpha2.SnapshotAgentPodName("operator-killed")
+	followLog(t, e.c, e.ns, agent, v1alpha2.AgentContainer).await(t, regexp.MustCompile(`streaming member \S+ \(`))
+	thaw := freeze(t, e.c, e.ns, agent)
 	e2eutil.WaitFor(t, snapshotTimeout, "Started", func() bool {
 		return getSnapshot(t, e.c, e.ns, "operator-killed").Status.Phase == v1alpha2.SnapshotStarted
 	})
 	if err := e.op.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	thaw()
 	e2eutil.WaitFor(t, snapshotTimeout, "the agent to finish without the operator", func() bool {
 		p := &corev1.Pod{}
-		err := e.c.Client.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: v1alpha2.SnapshotAgentPodName("operator-killed")}, p)
+		err := e.c.Client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: agent}, p)
 		return err == nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
 	})
+	if s := getSnapshot(t, e.c, e.ns, "operator-killed"); s.Status.Phase != v1alpha2.SnapshotStarted {
+		t.Errorf("phase %s with the operator dead, want it still Started", s.Status.Phase)
+	}
 	if err := e.op.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +62,8 @@ func (e *env) testOperatorKilled(t *testing.T) {
 	if _, sum := download(t, e.store, keyOf(s.Status.Artifact.URI)); sum != s.Status.Artifact.Checksum {
 		t.Errorf("stored sha256 %s, recorded %s", sum, s.Status.Artifact.Checksum)
 	}
+	t.Logf("the operator died mid-stream; the agent stored %d bytes alone and the restarted operator recorded it Complete",
+		s.Status.Artifact.SizeBytes)
 }
 
 // testMemberKilled: the member the agent streams from is SIGKILLed mid-stream. The agent is
@@ -58,25 +73,16 @@ func (e *env) testOperatorKilled(t *testing.T) {
 // the next member, and store one verified artifact; the aborted upload leaves no parts behind.
 func (e *env) testMemberKilled(t *testing.T) {
 	ctx := context.Background()
-	bulkLoad(t, e.src.root(t, e.c), "/bulk/", bulkMiB)
+	e.loadBulk(t)
 	createSnapshot(t, e.c, e.ns, "member-killed", e.src.name, v1alpha2.SnapshotLocation{S3: s3Location(e.store, "memberkill")})
 	agent := v1alpha2.SnapshotAgentPodName("member-killed")
 	log := followLog(t, e.c, e.ns, agent, v1alpha2.AgentContainer)
 	victim := log.await(t, regexp.MustCompile(`streaming member (\S+) \(`))[1]
-	pid, err := e.c.ContainerPID(ctx, e.ns, agent, v1alpha2.AgentContainer)
-	if err != nil {
+	thaw := freeze(t, e.c, e.ns, agent)
+	if err := e.c.KillContainer(ctx, e.ns, victim, "etcd"); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	killErr := e.c.KillContainer(ctx, e.ns, victim, "etcd")
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	if killErr != nil {
-		t.Fatal(killErr)
-	}
+	thaw()
 	broke := log.await(t, regexp.MustCompile(`member `+regexp.QuoteMeta(victim)+` \(.*\): stream broke after (\d+) bytes`))
 	s := waitSnapshot(t, e.c, e.ns, "member-killed")
 	mustComplete(t, s)
@@ -97,8 +103,62 @@ func (e *env) testMemberKilled(t *testing.T) {
 		s.Status.Artifact.SizeBytes, s.Status.Member, s.Status.Duration.Duration.Round(time.Millisecond))
 }
 
-// bulkMiB is what bulkLoad adds to the source cluster for testMemberKilled.
+// bulkMiB is what loadBulk adds to the source cluster, so that an agent streams long enough to
+// be frozen mid-stream.
 const bulkMiB = 64
+
+// loadBulk adds bulkMiB to the source cluster once (the scenarios run one after the other).
+func (e *env) loadBulk(t *testing.T) {
+	if !e.bulkLoaded {
+		bulkLoad(t, e.src.root(t, e.c), "/bulk/", bulkMiB)
+		e.bulkLoaded = true
+	}
+}
+
+// freeze stops a Pod's agent container with SIGSTOP and checks that it is stopped, not already
+// done; the function it returns resumes it (once; later calls do nothing, and the test's end
+// calls it too).
+func freeze(t *testing.T, c *framework.Cluster, ns, pod string) (thaw func()) {
+	t.Helper()
+	pid, err := c.ContainerPID(context.Background(), ns, pod, v1alpha2.AgentContainer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	thaw = func() {
+		if !thawed {
+			thawed = true
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Errorf("resume the agent: %v", err)
+			}
+		}
+	}
+	t.Cleanup(thaw) // a test that fails while it is frozen must not leave it so
+	e2eutil.WaitFor(t, time.Minute, "the agent stopped by SIGSTOP", func() bool {
+		state, err := procState(pid)
+		if err != nil || state == "Z" || state == "X" {
+			t.Fatalf("the agent (pid %d) ended before it could be frozen: state %q, %v", pid, state, err)
+		}
+		return state == "T" || state == "t"
+	})
+	return thaw
+}
+
+// procState is the state letter of /proc/<pid>/stat (R, S, T, Z...).
+func procState(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	_, rest, ok := strings.Cut(string(b), ") ") // the command name may hold spaces
+	if !ok || rest == "" {
+		return "", fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	return rest[:1], nil
+}
 
 // bulkLoad writes mib MiB as 512 KiB values under prefix (etcd refuses requests over 1.5 MiB).
 func bulkLoad(t *testing.T, cli *clientv3.Client, prefix string, mib int) {

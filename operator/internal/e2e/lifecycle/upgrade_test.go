@@ -180,8 +180,11 @@ func downgradeEnded(t *testing.T, c *framework.Cluster, ns string, cli *clientv3
 	})
 }
 
-// snapshotCount is the upgrade cluster's --snapshot-count, small so a snapshot comes quickly.
-const snapshotCount int64 = 1000
+// snapshotCount is the upgrade cluster's --snapshot-count: small enough that writes release a
+// held upgrade in seconds, large enough that the writes the previous step's writer makes after
+// the operator recorded the new minor (it writes until the test sees the cluster converged, at
+// up to ~1,000 writes a second) cannot release the hold before holdsForSnapshot sees it.
+const snapshotCount int64 = 10000
 
 // holdsForSnapshot: right after an upgrade to from and with no writes, the next upgrade holds
 // (Progressing says every member must snapshot on from first) and restarts nobody.
