@@ -82,14 +82,12 @@ func TestIsForeignAnswer(t *testing.T) {
 	}{
 		{nil, false},
 		{context.DeadlineExceeded, false},
-		{statusErr(14, "connection error: desc = \"transport: Error while dialing: connection refused\""), false},
-		{statusErr(2, "unexpected HTTP status code received from server: 200 (OK); malformed header: missing HTTP content-type"), true},
-		{statusErr(13, "transport: received unexpected content-type \"text/plain\""), true},
+		{status.Error(codes.Unavailable, "connection error: desc = \"transport: Error while dialing: connection refused\""), false},
+		{status.Error(codes.Unknown, "unexpected HTTP status code received from server: 200 (OK); malformed header: missing HTTP content-type"), true},
+		{status.Error(codes.Internal, "transport: received unexpected content-type \"text/plain\""), true},
 	} {
 		if got := IsForeignAnswer(tc.err); got != tc.want {
 			t.Errorf("IsForeignAnswer(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }
-
-func statusErr(code uint32, msg string) error { return status.Error(codes.Code(code), msg) }

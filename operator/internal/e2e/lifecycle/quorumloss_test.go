@@ -31,10 +31,7 @@ import (
 // held was lost without a word). So the cluster reports the quorum loss and, under quorumLoss
 // Wait, replaces nobody; the survivor still holds every write.
 func TestTmpfsTwoNodesRebooted(t *testing.T) {
-	c := cluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "twoboot")
-	tmpfsClusterWithKeys(t, c, ns, "twoboot")
+	c, ns := tmpfsClusterWithKeys(t, "twoboot")
 	survivor, survivorPod, lost := rebootTwoOfThree(t, c, ns, "twoboot")
 	for _, name := range lost {
 		e2eutil.WaitFor(t, 2*step, name+"'s data guard refusing its empty volume", func() bool {
@@ -127,10 +124,7 @@ func survivorAndOthers(t *testing.T, c *framework.Cluster, ns string, members []
 // a tmpfs cluster by replacing each member (its Pod cannot restart with its data), one at a
 // time, and nothing written before is lost.
 func TestTmpfsRolloutReplacesMembers(t *testing.T) {
-	c := cluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "memroll")
-	tmpfsClusterWithKeys(t, c, ns, "memroll")
+	c, ns := tmpfsClusterWithKeys(t, "memroll")
 	before := map[string]bool{}
 	for _, m := range e2eutil.Members(t, c, ns, "memroll") {
 		before[m.Name] = true
@@ -155,18 +149,29 @@ func TestTmpfsRolloutReplacesMembers(t *testing.T) {
 		return e2eutil.Converged(t, c, ns, "memroll", 3)
 	})
 	t.Logf("rolled by replacement in %s", took.Round(100*time.Millisecond))
-	for i := range 10 {
-		e2eutil.AssertKey(t, c, ns, "memroll", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
-	}
+	assertKeys(t, c, ns, "memroll")
 }
 
-// tmpfsClusterWithKeys creates a converged 3-member tmpfs cluster holding key-00..09.
-func tmpfsClusterWithKeys(t *testing.T, c *framework.Cluster, ns, name string, mutate ...func(*v1alpha2.EtcdClusterSpec)) {
+// tmpfsClusterWithKeys creates, in a new namespace it returns with the shared local cluster, a
+// converged 3-member tmpfs cluster holding key-00..09 (see assertKeys), diagnosed on failure.
+func tmpfsClusterWithKeys(t *testing.T, name string, mutate ...func(*v1alpha2.EtcdClusterSpec)) (*framework.Cluster, string) {
 	t.Helper()
+	c := cluster(t)
+	ns := e2eutil.NewNamespace(t, c)
+	e2eutil.DiagnoseOnFailure(t, c, nil, ns, name)
 	e2eutil.CreateCluster(t, c, ns, name, 3, append([]func(*v1alpha2.EtcdClusterSpec){e2eutil.Tmpfs}, mutate...)...)
 	e2eutil.WaitConverged(t, c, ns, name, 3, 2*step)
 	for i := range 10 {
 		e2eutil.PutGet(t, c, ns, name, fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
+	}
+	return c, ns
+}
+
+// assertKeys fails unless the cluster serves key-00..09 as tmpfsClusterWithKeys wrote them.
+func assertKeys(t *testing.T, c *framework.Cluster, ns, name string) {
+	t.Helper()
+	for i := range 10 {
+		e2eutil.AssertKey(t, c, ns, name, fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
 	}
 }
 
@@ -184,10 +189,7 @@ func waitDataExpected(t *testing.T, c *framework.Cluster, ns, member string) {
 // restarted forced in that same Pod (an ephemeral container stops it); the two lost members are
 // replaced, and every write is there.
 func TestTmpfsTwoNodesRebuiltFromSurvivor(t *testing.T) {
-	c := cluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "tworebuild")
-	tmpfsClusterWithKeys(t, c, ns, "tworebuild", func(s *v1alpha2.EtcdClusterSpec) {
+	c, ns := tmpfsClusterWithKeys(t, "tworebuild", func(s *v1alpha2.EtcdClusterSpec) {
 		s.QuorumLoss = v1alpha2.QuorumLossRebuildFromSurvivor
 	})
 	survivor, survivorPod, lost := rebootTwoOfThree(t, c, ns, "tworebuild")
@@ -212,9 +214,7 @@ func TestTmpfsTwoNodesRebuiltFromSurvivor(t *testing.T) {
 	if e2eutil.FindEvent(t, c, ns, "tworebuild", v1alpha2.ReasonQuorumRecovered) == nil {
 		t.Error("no QuorumRecovered Event")
 	}
-	for i := range 10 {
-		e2eutil.AssertKey(t, c, ns, "tworebuild", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
-	}
+	assertKeys(t, c, ns, "tworebuild")
 }
 
 // rebootTwoOfThree stops and at once starts the nodes of the two members that do not share the
@@ -247,10 +247,7 @@ func rebootTwoOfThree(t *testing.T, c *framework.Cluster, ns, cluster string) (s
 // members start on empty memory volumes that are not yet expected to hold data, so their guards
 // let the restore fill the seed's. What the snapshot held is back; a write after it is lost.
 func TestTmpfsTwoNodesRestoredFromLatestSnapshot(t *testing.T) {
-	c := cluster(t)
-	ns := e2eutil.NewNamespace(t, c)
-	e2eutil.DiagnoseOnFailure(t, c, nil, ns, "tworestore")
-	tmpfsClusterWithKeys(t, c, ns, "tworestore", func(s *v1alpha2.EtcdClusterSpec) {
+	c, ns := tmpfsClusterWithKeys(t, "tworestore", func(s *v1alpha2.EtcdClusterSpec) {
 		s.QuorumLoss = v1alpha2.QuorumLossRestoreLatestSnapshot
 	})
 	snap := snapshotToPVC(t, c, ns, "tworestore")
@@ -271,9 +268,7 @@ func TestTmpfsTwoNodesRestoredFromLatestSnapshot(t *testing.T) {
 	} else if !strings.Contains(ev.Note, snap) {
 		t.Errorf("the QuorumRecovered Event does not name %s: %s", snap, ev.Note)
 	}
-	for i := range 10 {
-		e2eutil.AssertKey(t, c, ns, "tworestore", fmt.Sprintf("key-%02d", i), fmt.Sprintf("value-%02d", i))
-	}
+	assertKeys(t, c, ns, "tworestore")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if resp, err := e2eutil.EtcdClient(t, c, ns, "tworestore").Get(ctx, "after-snapshot"); err != nil || len(resp.Kvs) != 0 {
