@@ -5,6 +5,8 @@ package smoke
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +159,28 @@ func waitMounted(t *testing.T, c *framework.Cluster, ns, pod, path string) {
 	if d := time.Since(start); d > time.Second {
 		t.Logf("note: %s appeared in Ready pod %s only after %s", path, pod, d.Round(time.Millisecond))
 	}
+}
+
+// describePodsOnFailure logs, when t has failed, each named Pod's container states and the last
+// lines of its container's log: why a member did not come up.
+func describePodsOnFailure(t *testing.T, c *framework.Cluster, ns, container string, pods ...string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, name := range pods {
+			dir, pod, err := c.PodDir(context.Background(), ns, name)
+			if err != nil {
+				t.Logf("pod %s: %v", name, err)
+				continue
+			}
+			for _, cs := range pod.Status.ContainerStatuses {
+				t.Logf("pod %s on %s: container %s ready %v, restarts %d, state %+v, last %+v",
+					name, pod.Spec.NodeName, cs.Name, cs.Ready, cs.RestartCount, cs.State, cs.LastTerminationState)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, container+".log"))
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("pod %s, the last lines of %s's log:\n%s", name, container, strings.Join(lines[max(0, len(lines)-15):], "\n"))
+		}
+	})
 }

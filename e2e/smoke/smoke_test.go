@@ -76,6 +76,7 @@ func TestEtcdClusterFromPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
+	describePodsOnFailure(t, c, ns, "main", "etcd-0", "etcd-1", "etcd-2")
 	for i := 0; i < 3; i++ {
 		mustCreatePod(t, c, etcdMemberPod(ns, c.Name, i))
 	}
@@ -83,7 +84,9 @@ func TestEtcdClusterFromPods(t *testing.T) {
 		waitPodReady(t, c, ns, fmt.Sprintf("etcd-%d", i))
 	}
 	endpoints := fmt.Sprintf("--endpoints=http://etcd-0.etcd.%[1]s.svc.cluster.local:2379,http://etcd-1.etcd.%[1]s.svc.cluster.local:2379,http://etcd-2.etcd.%[1]s.svc.cluster.local:2379", ns)
-	waitFor(t, time.Minute, "3 healthy etcd members", func() (bool, error) {
+	// Usually under a second; the bound leaves room for a member whose first start failed to
+	// wait out the kubelet's restart back-off (10 s, 20 s, 40 s…) on a loaded machine.
+	waitFor(t, 3*time.Minute, "3 healthy etcd members", func() (bool, error) {
 		out, _, err := c.Exec(ctx, ns, "etcd-0", "main", "etcdctl", endpoints, "endpoint", "health")
 		return err == nil && strings.Count(out, "is healthy") == 3, fmt.Errorf("%v: %s", err, out)
 	})
