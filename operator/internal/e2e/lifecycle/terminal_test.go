@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -115,39 +114,16 @@ func memberOnQuietestNode(t *testing.T, c *framework.Cluster, ns string, members
 // from the pod's resourceVersion, so no update is missed, and stops with the test.
 func watchTerminal(t *testing.T, c *framework.Cluster, pod *corev1.Pod) *atomic.Pointer[corev1.Pod] {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	var seen atomic.Pointer[corev1.Pod]
-	go func() {
-		rv := pod.ResourceVersion
-		for ctx.Err() == nil && seen.Load() == nil {
-			w, err := c.Kube.CoreV1().Pods(pod.Namespace).Watch(ctx, metav1.ListOptions{
-				FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String(), ResourceVersion: rv})
-			if err != nil { // re-established until the test ends
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-				continue
+	e2eutil.WatchPods(t, c, pod.Namespace, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String(), ResourceVersion: pod.ResourceVersion},
+		func(p *corev1.Pod) bool {
+			if p.UID == pod.UID && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
+				seen.Store(p)
+				return true
 			}
-			for ev := range w.ResultChan() {
-				if ev.Type == watch.Error { // e.g. a compacted resourceVersion: go on from now
-					rv = ""
-					break
-				}
-				p, ok := ev.Object.(*corev1.Pod)
-				if !ok {
-					continue
-				}
-				rv = p.ResourceVersion
-				if p.UID == pod.UID && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
-					seen.Store(p)
-					break
-				}
-			}
-			w.Stop()
-		}
-	}()
+			return false
+		})
 	return &seen
 }
 

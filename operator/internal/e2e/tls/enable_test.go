@@ -4,11 +4,15 @@ package tls
 
 import (
 	"context"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -48,18 +52,27 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 	}
 
 	// Step 1: every member restarted into TLS beside plaintext; the operator latches. Once
-	// the first member serves both, the operator is killed and started again.
-	servedBoth, killed := map[string]bool{}, false
-	step1 := e2eutil.WaitFor(t, convergeTimeout, "status.clientTLSServing", func() bool {
-		// The latch is read before the Pods: when it is set, every member served both at that
-		// moment, so the Pods read next still show the last of them (step 2 has barely begun).
-		latched := e2eutil.GetCluster(t, c, ns, "etcd").Status.ClientTLSServing
-		for _, m := range e2eutil.Members(t, c, ns, "etcd") {
-			if p := e2eutil.Pod(t, c, ns, m.Name); p != nil && e2eutil.PodReady(p) && hasArg(p.Spec.Containers[0].Command, listenBoth) {
-				servedBoth[m.Name] = true
-			}
+	// the first member serves both, the operator is killed and started again. The Pods are
+	// watched, not polled: the last member may serve both for less than a poll before the latch
+	// lets step 2 restart it.
+	var mu sync.Mutex
+	servedBoth := map[string]bool{}
+	e2eutil.WatchPods(t, c, ns, metav1.ListOptions{}, func(p *corev1.Pod) bool {
+		if e2eutil.PodReady(p) && hasArg(p.Spec.Containers[0].Command, listenBoth) {
+			mu.Lock()
+			servedBoth[p.Name] = true
+			mu.Unlock()
 		}
-		if len(servedBoth) == 1 && !killed {
+		return false
+	})
+	seenBoth := func() map[string]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(servedBoth)
+	}
+	killed := false
+	step1 := e2eutil.WaitFor(t, convergeTimeout, "status.clientTLSServing", func() bool {
+		if len(seenBoth()) >= 1 && !killed {
 			if err := op.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -68,13 +81,10 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 			}
 			killed = true
 		}
-		return latched
+		return e2eutil.GetCluster(t, c, ns, "etcd").Status.ClientTLSServing
 	})
 	if !killed {
 		t.Error("the operator was not restarted during step 1")
-	}
-	if len(servedBoth) != 3 {
-		t.Errorf("members seen ready with TLS beside plaintext: %v, want all 3", servedBoth)
 	}
 	cfg := e2eutil.TLSConfig(t, c, ns, v1alpha2.ServerSecretName("etcd"), v1alpha2.OperatorClientSecretName("etcd"))
 	tlsCli := e2eutil.TLSEtcdClient(t, c, ns, "etcd", cfg)
@@ -92,6 +102,9 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 	})
 	e2eutil.WaitConvergedTLS(t, c, ns, "etcd", 3, cfg, convergeTimeout)
 	took := time.Since(start)
+	if both := seenBoth(); len(both) != 3 { // each was ready with both well before step 2 ended
+		t.Errorf("members seen ready with TLS beside plaintext: %v, want all 3", both)
+	}
 	converged := secure.Acked()
 	e2eutil.WaitFor(t, time.Minute, "TLS writes after the last restart", func() bool { return secure.Acked() > converged+10 })
 	tlsAcked, tlsFailed, tlsErrs := secure.Stop()
