@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,22 +99,49 @@ func served(c *framework.Cluster, pod *corev1.Pod, host string, port int, cfg *t
 	return conn.ConnectionState().PeerCertificates[0], nil
 }
 
-// waitServed waits until every member presents the leaf with serial want on port.
-func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int, cfg *tls.Config, want *big.Int) time.Duration {
+// waitServed waits until every member presents on port the leaf the Secret holds now. The
+// Secret is re-read at each poll: should cert-manager issue once more while the test waits,
+// the members must serve the newest leaf, and the failure says which serials each one served.
+func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int, cfg *tls.Config, secret string) (*big.Int, time.Duration) {
 	t.Helper()
-	return e2eutil.WaitFor(t, servingTimeout, fmt.Sprintf("serial %x served on :%d by every member", want, port), func() bool {
+	var want *big.Int
+	issued := map[string]bool{}
+	took := e2eutil.WaitNoError(t, servingTimeout, fmt.Sprintf("the leaf of Secret %s served on :%d by every member", secret, port), func() error {
+		want = leafSerial(t, c, ns, secret)
+		issued[fmt.Sprintf("%x", want)] = true
+		var stale []string
 		for _, m := range e2eutil.Members(t, c, ns, cluster) {
 			pod := e2eutil.Pod(t, c, ns, m.Name)
 			if pod == nil {
-				return false
+				stale = append(stale, m.Name+": no Pod")
+				continue
 			}
 			cert, err := served(c, pod, v1alpha2.MemberHost(m.Name, cluster, ns), port, cfg)
-			if err != nil || cert.SerialNumber.Cmp(want) != 0 {
-				return false
+			switch {
+			case err != nil:
+				stale = append(stale, fmt.Sprintf("%s: %v", m.Name, err))
+			case cert.SerialNumber.Cmp(want) != 0:
+				stale = append(stale, fmt.Sprintf("%s: serial %x", m.Name, cert.SerialNumber))
 			}
 		}
-		return true
+		if len(stale) > 0 {
+			return fmt.Errorf("want serial %x (serials the Secret held while waiting: %v); %s", want, keys(issued), strings.Join(stale, "; "))
+		}
+		return nil
 	})
+	if len(issued) > 1 {
+		t.Logf("Secret %s changed %d times while the members picked it up: %v", secret, len(issued)-1, keys(issued))
+	}
+	return want, took
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // planeConfigs are the client configurations for both listeners: the client plane with the
@@ -139,7 +168,7 @@ func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		return renewed.Cmp(old) != 0
 	})
 	clientCfg, _ := planeConfigs(t, c, ns, cluster)
-	served := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, renewed)
+	renewed, served := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, secret)
 	t.Logf("leaf renewal: cert-manager re-issued in %s, every member served serial %x %s later (%s in all)",
 		issued.Round(time.Millisecond), renewed, served.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	assertNoRestart(t, c, ns, cluster, before)
@@ -178,8 +207,8 @@ func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		return true
 	})
 	clientCfg, peerCfg := planeConfigs(t, c, ns, cluster)
-	servedClient := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, renewed[v1alpha2.ServerSecretName(cluster)])
-	servedPeer := waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, renewed[v1alpha2.PeerSecretName(cluster)])
+	_, servedClient := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, v1alpha2.ServerSecretName(cluster))
+	_, servedPeer := waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, v1alpha2.PeerSecretName(cluster))
 	t.Logf("template edit: 3 Certificates re-issued in %s; client plane served the new leaf %s later, peer plane %s after that (%s in all)",
 		issued.Round(time.Millisecond), servedClient.Round(time.Millisecond), servedPeer.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	m := e2eutil.Members(t, c, ns, cluster)[0]
@@ -223,7 +252,7 @@ func testScaleWithTLS(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		}
 	}
 	_, peerCfg := planeConfigs(t, c, ns, cluster)
-	waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, leafSerial(t, c, ns, v1alpha2.PeerSecretName(cluster)))
+	waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, v1alpha2.PeerSecretName(cluster))
 }
 
 // testMemberReplaced deletes a follower's EtcdMember: the operator removes it from etcd and adds
