@@ -7,13 +7,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	corev1 "k8s.io/api/core/v1"
@@ -137,27 +137,18 @@ func freeze(t *testing.T, c *framework.Cluster, ns, pod string) (thaw func()) {
 		}
 	}
 	t.Cleanup(thaw) // a test that fails while it is frozen must not leave it so
+	proc, err := procfs.NewProc(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e2eutil.WaitFor(t, time.Minute, "the agent stopped by SIGSTOP", func() bool {
-		state, err := procState(pid)
-		if err != nil || state == "Z" || state == "X" {
-			t.Fatalf("the agent (pid %d) ended before it could be frozen: state %q, %v", pid, state, err)
+		st, err := proc.Stat()
+		if err != nil || st.State == "Z" || st.State == "X" {
+			t.Fatalf("the agent (pid %d) ended before it could be frozen: state %q, %v", pid, st.State, err)
 		}
-		return state == "T" || state == "t"
+		return st.State == "T" || st.State == "t"
 	})
 	return thaw
-}
-
-// procState is the state letter of /proc/<pid>/stat (R, S, T, Z...).
-func procState(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", err
-	}
-	_, rest, ok := strings.Cut(string(b), ") ") // the command name may hold spaces
-	if !ok || rest == "" {
-		return "", fmt.Errorf("/proc/%d/stat: %q", pid, b)
-	}
-	return rest[:1], nil
 }
 
 // bulkLoad writes mib MiB as 512 KiB values under prefix (etcd refuses requests over 1.5 MiB).

@@ -3,16 +3,10 @@
 package kubectletcd
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -25,27 +19,7 @@ import (
 // rolls the cluster back to it and waits: the key written after the snapshot is gone.
 func testRestore(t *testing.T, c *framework.Cluster, k kubectl) {
 	ns := k.ns
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: ns},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	s := &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "kv-manual", Namespace: ns},
-		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: cluster},
-			Destination: v1alpha2.SnapshotLocation{PVC: &v1alpha2.PVCLocation{ClaimName: pvc.Name, SubPath: "etcd"}}}}
-	for _, o := range []client.Object{pvc, s} {
-		if err := c.Client.Create(context.Background(), o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e2eutil.WaitFor(t, 3*time.Minute, "EtcdSnapshot kv-manual Complete", func() bool {
-		got := &v1alpha2.EtcdSnapshot{}
-		if err := c.Client.Get(context.Background(), client.ObjectKeyFromObject(s), got); err != nil {
-			return false
-		}
-		if got.Status.Phase == v1alpha2.SnapshotFailed {
-			t.Fatalf("snapshot failed: %+v", got.Status)
-		}
-		return got.Status.Phase == v1alpha2.SnapshotComplete
-	})
+	s := e2eutil.SnapshotToNewPVC(t, c, ns, cluster, "kv-manual", v1alpha2.PVCLocation{ClaimName: "backups", SubPath: "etcd"}, 3*time.Minute)
 	k.ok(t, "etcdctl", cluster, "--", "put", "/plugin/after", "2")
 
 	var ls []snapshot.Listed

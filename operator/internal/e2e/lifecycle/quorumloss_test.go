@@ -250,7 +250,7 @@ func TestTmpfsTwoNodesRestoredFromLatestSnapshot(t *testing.T) {
 	c, ns := tmpfsClusterWithKeys(t, "tworestore", func(s *v1alpha2.EtcdClusterSpec) {
 		s.QuorumLoss = v1alpha2.QuorumLossRestoreLatestSnapshot
 	})
-	snap := snapshotToPVC(t, c, ns, "tworestore")
+	snap := e2eutil.SnapshotToNewPVC(t, c, ns, "tworestore", "tworestore-latest", v1alpha2.PVCLocation{ClaimName: "tworestore-snapshots"}, step).Name
 	e2eutil.PutGet(t, c, ns, "tworestore", "after-snapshot", "lost")
 	_, _, lost := rebootTwoOfThree(t, c, ns, "tworestore")
 	took := e2eutil.WaitFor(t, 3*step, "the cluster restored from "+snap, func() bool {
@@ -274,32 +274,4 @@ func TestTmpfsTwoNodesRestoredFromLatestSnapshot(t *testing.T) {
 	if resp, err := e2eutil.EtcdClient(t, c, ns, "tworestore").Get(ctx, "after-snapshot"); err != nil || len(resp.Kvs) != 0 {
 		t.Errorf("after-snapshot: %v %v, want it gone with the restore", err, resp)
 	}
-}
-
-// snapshotToPVC takes a Complete EtcdSnapshot of cluster to a new PVC and returns its name.
-func snapshotToPVC(t *testing.T, c *framework.Cluster, ns, cluster string) string {
-	t.Helper()
-	ctx := context.Background()
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: cluster + "-snapshots", Namespace: ns},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	if err := c.Client.Create(ctx, pvc); err != nil {
-		t.Fatal(err)
-	}
-	s := &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Name: cluster + "-latest", Namespace: ns},
-		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: cluster},
-			Destination: v1alpha2.SnapshotLocation{PVC: &v1alpha2.PVCLocation{ClaimName: pvc.Name}}}}
-	if err := c.Client.Create(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	e2eutil.WaitFor(t, step, "EtcdSnapshot "+s.Name+" to finish", func() bool {
-		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-			t.Fatal(err)
-		}
-		return s.Status.Phase == v1alpha2.SnapshotComplete || s.Status.Phase == v1alpha2.SnapshotFailed
-	})
-	if s.Status.Phase != v1alpha2.SnapshotComplete {
-		t.Fatalf("snapshot %s: %s %v", s.Name, s.Status.Phase, s.Status.Conditions)
-	}
-	return s.Name
 }

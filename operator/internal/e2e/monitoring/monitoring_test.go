@@ -14,10 +14,6 @@ import (
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
@@ -194,27 +190,7 @@ func dashboardQueries(t *testing.T, ns string) map[string]string {
 
 func takeSnapshot(t *testing.T, c *framework.Cluster, ns string) {
 	t.Helper()
-	ctx := context.Background()
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "snaps", Namespace: ns},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	s := &v1alpha2.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "first", Namespace: ns},
-		Spec: v1alpha2.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: name},
-			Destination: v1alpha2.SnapshotLocation{PVC: &v1alpha2.PVCLocation{ClaimName: pvc.Name}}}}
-	for _, o := range []client.Object{pvc, s} {
-		if err := c.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e2eutil.WaitFor(t, 2*time.Minute, "the snapshot Complete", func() bool {
-		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-			return false
-		}
-		if s.Status.Phase == v1alpha2.SnapshotFailed {
-			t.Fatalf("snapshot failed: %+v", s.Status.Conditions)
-		}
-		return s.Status.Phase == v1alpha2.SnapshotComplete
-	})
+	e2eutil.SnapshotToNewPVC(t, c, ns, name, "first", v1alpha2.PVCLocation{ClaimName: "snaps"}, 2*time.Minute)
 }
 
 // testScale: Prometheus sees the operator's member counts and a leader follow 3→5→3.

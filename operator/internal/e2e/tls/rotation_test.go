@@ -8,9 +8,10 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,23 +126,14 @@ func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int
 			}
 		}
 		if len(stale) > 0 {
-			return fmt.Errorf("want serial %x (serials the Secret held while waiting: %v); %s", want, keys(issued), strings.Join(stale, "; "))
+			return fmt.Errorf("want serial %x (serials the Secret held while waiting: %v); %s", want, slices.Sorted(maps.Keys(issued)), strings.Join(stale, "; "))
 		}
 		return nil
 	})
 	if len(issued) > 1 {
-		t.Logf("Secret %s changed %d times while the members picked it up: %v", secret, len(issued)-1, keys(issued))
+		t.Logf("Secret %s changed %d times while the members picked it up: %v", secret, len(issued)-1, slices.Sorted(maps.Keys(issued)))
 	}
 	return want, took
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // planeConfigs are the client configurations for both listeners: the client plane with the
