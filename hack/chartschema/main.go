@@ -7,13 +7,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cozystack/etcd-operator/hack/chartschema/valuesschema"
 )
 
 func main() {
@@ -27,49 +27,6 @@ func main() {
 			os.Exit(1)
 		}
 	}
-}
-
-// Output is what generate writes for one chart.
-type Output struct {
-	Schema []byte
-	Table  string
-}
-
-// Generate builds the schema and README table of a chart from its values.yaml and checks that
-// the values.yaml defaults satisfy the schema (with the validator Helm itself uses).
-func Generate(chartName string, valuesYAML []byte) (Output, error) {
-	sections, err := ParseAnnotations(valuesYAML)
-	if err != nil {
-		return Output{}, err
-	}
-	var params []Param
-	for _, s := range sections {
-		params = append(params, s.Params...)
-	}
-	values := map[string]any{}
-	if err := yaml.Unmarshal(valuesYAML, &values); err != nil {
-		return Output{}, fmt.Errorf("values.yaml: %w", err)
-	}
-	schema, err := BuildSchema(chartName+" values", params, values)
-	if err != nil {
-		return Output{}, err
-	}
-	compact, err := json.Marshal(schema)
-	if err != nil {
-		return Output{}, err
-	}
-	raw, err := Pretty(compact)
-	if err != nil {
-		return Output{}, err
-	}
-	if err := chartutil.ValidateAgainstSingleSchema(values, raw); err != nil {
-		return Output{}, fmt.Errorf("values.yaml does not satisfy its own schema:\n%w", err)
-	}
-	table, err := ParamTable(sections, values)
-	if err != nil {
-		return Output{}, err
-	}
-	return Output{Schema: raw, Table: table}, nil
 }
 
 func generate(dir string) error {
@@ -99,7 +56,7 @@ func plan(dir string) (schema []byte, readme string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	out, err := Generate(meta.Name, valuesYAML)
+	out, err := valuesschema.Generate(meta.Name, valuesYAML)
 	if err != nil {
 		return nil, "", err
 	}
@@ -108,7 +65,7 @@ func plan(dir string) (schema []byte, readme string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	readme, err = ReplaceTable(string(old), out.Table)
+	readme, err = valuesschema.ReplaceTable(string(old), out.Table)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", readmePath, err)
 	}
