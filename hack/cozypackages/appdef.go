@@ -55,12 +55,14 @@ func withObjectKeys(chartSchema []byte, keys map[string]string) ([]byte, error) 
 }
 
 // appSchema is the schema the dashboard builds its form from: the chart's, minified, without the
-// keys Cozystack sets itself.
+// keys Cozystack sets itself, and without "$schema": cozystack-api builds a structural schema from
+// it, refuses that keyword, and then serves the app with no defaulting at all.
 func appSchema(chartSchema []byte) (string, error) {
 	s, props, err := parseSchema(chartSchema)
 	if err != nil {
 		return "", err
 	}
+	delete(s, "$schema")
 	for key := range cozyKeys {
 		delete(props, key)
 	}

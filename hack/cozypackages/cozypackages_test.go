@@ -73,7 +73,7 @@ func TestRunOnACopy(t *testing.T) {
 	}
 	// copyTree refuses the package's own (reserved-prefix) templates; copy them by hand.
 	own, _ := filepath.Glob(filepath.Join(repo, tenantPackage, "templates", ownPrefix+"*"))
-	own = append(own, filepath.Join(repo, tenantPackage, tenantDefaultsFile))
+	own = append(own, filepath.Join(repo, tenantPackage, tenantDefaultsFile), filepath.Join(repo, tenantPackage, tenantValuesFile))
 	for _, f := range own {
 		raw, err := os.ReadFile(f)
 		if err != nil {

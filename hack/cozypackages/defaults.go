@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -145,36 +144,26 @@ func lookup(m *yamlv3.Node, key string) *yamlv3.Node {
 	return nil
 }
 
-// withDefaults sets the schema's default of each override, so the dashboard's form (built from
-// the same schema) shows what the package really does.
-func withDefaults(schema []byte, set []override) ([]byte, error) {
-	s, props, err := parseSchema(schema)
-	if err != nil {
+// tenantValuesFile holds the values only the tenant package has, with their @param annotations:
+// the names Cozystack's own etcd app gives its values (size, storageClass, a flat resources), so
+// the values existing apps carry keep their meaning. They come first in the package's values.yaml,
+// as in Cozystack's app, and so first in the dashboard's form.
+const tenantValuesFile = ownPrefix + "values.yaml"
+
+// withOwnValues puts the package's own values before the chart's. A key the chart's values still
+// have is an error: the package would then have two values of one name.
+func withOwnValues(chartValues, own []byte) ([]byte, error) {
+	var chart, pkg map[string]any
+	if err := yamlv3.Unmarshal(chartValues, &chart); err != nil {
 		return nil, err
 	}
-	for _, o := range set {
-		parent := map[string]any{"properties": props}
-		node := parent
-		for _, k := range o.path {
-			next, ok := node["properties"].(map[string]any)[k].(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("values schema has no %s", strings.Join(o.path, "."))
-			}
-			parent, node = node, next
-		}
-		if !o.remove {
-			node["default"] = o.value
-			continue
-		}
-		// Gone from the schema, the value is refused (its object is closed) instead of ignored.
-		key := o.path[len(o.path)-1]
-		delete(parent["properties"].(map[string]any), key)
-		if req, ok := parent["required"].([]any); ok {
-			parent["required"] = slices.DeleteFunc(req, func(r any) bool { return r == key })
-		}
-		if d, ok := parent["default"].(map[string]any); ok {
-			delete(d, key)
+	if err := yamlv3.Unmarshal(own, &pkg); err != nil {
+		return nil, err
+	}
+	for k := range pkg {
+		if _, dup := chart[k]; dup {
+			return nil, fmt.Errorf("%s is a value of charts/etcd too; leave it out of the package with a null in %s first", k, tenantDefaultsFile)
 		}
 	}
-	return encode(s, "  ")
+	return append(append(bytes.TrimRight(own, "\n"), "\n\n"...), chartValues...), nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/cozystack/etcd-operator/hack/chartschema/valuesschema"
 )
 
 // Paths, relative to the repository root.
@@ -137,25 +139,31 @@ func syncTenant(root string) error {
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	values, set, err := applyDefaults(values, overrides)
+	values, _, err = applyDefaults(values, overrides)
 	if err != nil {
 		return fmt.Errorf("%s/%s: %w", tenantPackage, tenantDefaultsFile, err)
+	}
+	own, err := os.ReadFile(filepath.Join(pkg, tenantValuesFile))
+	if err != nil {
+		return err
+	}
+	if values, err = withOwnValues(values, own); err != nil {
+		return fmt.Errorf("%s/%s: %w", tenantPackage, tenantValuesFile, err)
 	}
 	if err := writeFile(filepath.Join(pkg, "values.yaml"), values); err != nil {
 		return err
 	}
-	schema, err := os.ReadFile(filepath.Join(src, "values.schema.json"))
+	// The package's schema is built from its own values.yaml, as the chart's is from the chart's:
+	// the defaults it shows are the package's, and a value the package left out is refused.
+	gen, err := valuesschema.Generate(m.Name, values)
+	if err != nil {
+		return fmt.Errorf("%s/values.yaml: %w", tenantPackage, err)
+	}
+	schema, err := tenantSchema(gen.Schema)
 	if err != nil {
 		return err
 	}
-	merged, err := tenantSchema(schema)
-	if err != nil {
-		return fmt.Errorf("%s/values.schema.json: %w", etcdChart, err)
-	}
-	if merged, err = withDefaults(merged, set); err != nil {
-		return fmt.Errorf("%s/%s: %w", tenantPackage, tenantDefaultsFile, err)
-	}
-	if err := writeFile(filepath.Join(pkg, "values.schema.json"), merged); err != nil {
+	if err := writeFile(filepath.Join(pkg, "values.schema.json"), schema); err != nil {
 		return err
 	}
 	// Same name as the chart: the release, the dashboard kind and the ExternalArtifact say etcd.

@@ -183,8 +183,12 @@ func checkModifiers(p Param) error {
 	switch {
 	case (p.Min != nil || p.Max != nil) && !numeric:
 		return bad("min/max")
-	case (p.MinLength != nil || p.MaxLength != nil || p.Pattern != "") && p.Type != "string":
-		return bad("minLength/maxLength/pattern")
+	case (p.MinLength != nil || p.MaxLength != nil) && p.Type != "string":
+		return bad("minLength/maxLength")
+	// JSON Schema applies a pattern to strings only, so it also constrains the string form of an
+	// int-or-string.
+	case p.Pattern != "" && p.Type != "string" && p.Type != "int-or-string":
+		return bad("pattern")
 	case p.Items != "" && p.Type != "array":
 		return bad("items")
 	case p.Values != "" && p.Type != "object":

@@ -59,8 +59,9 @@ const (
 
 // etcdValues keeps every chart default, TLS included (a cert-manager CA and the leaf
 // Certificates the chart renders), with the replicas set explicitly because the e2e counts
-// members. The local cluster needs nothing else: its DNS domain is the chart's default
-// clusterDomain (cluster.local, which the server certificate's names use), its default
+// members. The local cluster needs nothing else: its DNS domain is the chart's fallback
+// cluster domain (cluster.local, which the server certificate's names use; clusterDomain and
+// _cluster.cluster-domain are unset), its default
 // StorageClass backs the PVCs, and its nodes run the default etcd version from the tools cache.
 func etcdValues() map[string]any {
 	return map[string]any{"replicas": etcdReplicas}

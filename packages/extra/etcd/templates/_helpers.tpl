@@ -1,6 +1,6 @@
 {{- /* The EtcdCluster's name; every object the chart renders is named after it. */ -}}
 {{- define "etcd.cluster" -}}
-{{- .Values.clusterName | default .Release.Name -}}
+{{- get .Values "clusterName" | default .Release.Name -}}
 {{- end -}}
 
 {{- define "etcd.labels" -}}
@@ -17,12 +17,92 @@ app.kubernetes.io/name: etcd
 etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
 {{- end -}}
 
-{{- /* Secret and Issuer names of the chart's PKI; stable, because Kamaji and network policies refer to them. */ -}}
+{{- /* Certificate, Secret and Issuer names of the chart's PKI; stable, because Kamaji and network
+policies refer to them. They are the names Cozystack's own etcd app gives its PKI (for the cluster
+etcd: CAs etcd-ca and etcd-peer-ca, Issuers etcd-issuer and etcd-peer-issuer), so upgrading a tenant
+from that app keeps every CA: a renamed issuer would re-issue the CA certificates. */ -}}
+{{- define "etcd.selfSignedIssuer" -}}{{ include "etcd.cluster" . }}-selfsigning-issuer{{- end -}}
+{{- define "etcd.caCertificate" -}}{{ include "etcd.cluster" . }}-ca{{- end -}}
+{{- define "etcd.peerCACertificate" -}}{{ include "etcd.cluster" . }}-peer-ca{{- end -}}
 {{- define "etcd.caSecret" -}}{{ include "etcd.cluster" . }}-ca-tls{{- end -}}
 {{- define "etcd.peerCASecret" -}}{{ include "etcd.cluster" . }}-peer-ca-tls{{- end -}}
-{{- define "etcd.caIssuer" -}}{{ include "etcd.cluster" . }}-ca{{- end -}}
+{{- define "etcd.caIssuer" -}}{{ include "etcd.cluster" . }}-issuer{{- end -}}
 {{- define "etcd.peerCAIssuer" -}}
-{{- if .Values.tls.pki.separatePeerCA }}{{ include "etcd.cluster" . }}-peer-ca{{ else }}{{ include "etcd.caIssuer" . }}{{ end -}}
+{{- if .Values.tls.pki.separatePeerCA }}{{ include "etcd.cluster" . }}-peer-issuer{{ else }}{{ include "etcd.caIssuer" . }}{{ end -}}
+{{- end -}}
+{{- /* The subject of every certificate of the chart's PKI (as Cozystack's app writes it). */ -}}
+{{- define "etcd.subject" -}}
+organizations:
+  - {{ .Release.Namespace }}
+organizationalUnits:
+  - {{ .Release.Name }}
+{{- end -}}
+
+{{- /* The cluster DNS domain of the certificates' fully qualified names: clusterDomain, else the
+platform's (Cozystack passes it to every package as _cluster.cluster-domain), else cluster.local. */ -}}
+{{- define "etcd.clusterDomain" -}}
+{{- .Values.clusterDomain | default (index (.Values._cluster | default dict) "cluster-domain") | default "cluster.local" -}}
+{{- end -}}
+
+{{- /* Values only the Cozystack package has: Cozystack's etcd app names the volume `size` and
+`storageClass` and its resources a flat {cpu, memory}; the package keeps those names (it has no
+storage.size or storage.storageClassName), so existing apps' values render the same cluster. The
+chart itself has storage.*. */ -}}
+{{- define "etcd.storageSize" -}}
+{{- if hasKey .Values "size" }}{{ .Values.size }}{{ else }}{{ .Values.storage.size }}{{ end -}}
+{{- end -}}
+{{- define "etcd.storageClassName" -}}
+{{- if hasKey .Values "storageClass" }}{{ .Values.storageClass }}{{ else }}{{ .Values.storage.storageClassName }}{{ end -}}
+{{- end -}}
+
+{{- /* spec.resources: resources as core/v1 ResourceRequirements, or Cozystack's flat {cpu, memory},
+read as Cozystack reads it: each is the limit; the memory request equals it and the cpu request is
+the limit divided by the platform's CPU allocation ratio (_cluster.cpu-allocation-ratio, 10 unless
+set), so an app upgraded from Cozystack's keeps its members' resources. */ -}}
+{{- define "etcd.resources" -}}
+{{- $r := .Values.resources | default dict }}
+{{- if or (hasKey $r "cpu") (hasKey $r "memory") }}
+{{- if or (hasKey $r "requests") (hasKey $r "limits") }}
+{{- fail "resources: either requests/limits (core/v1 ResourceRequirements) or a flat cpu/memory (each the limit), not both" }}
+{{- end }}
+{{- $cluster := .Values._cluster | default dict }}
+{{- $ratios := dict "cpu" (index $cluster "cpu-allocation-ratio" | default 10) "memory" (index $cluster "memory-allocation-ratio" | default 1) }}
+{{- $out := dict "limits" dict "requests" dict }}
+{{- range $name := list "cpu" "memory" }}
+{{- with get $r $name }}
+{{- $_ := set $out.limits $name (toString .) }}
+{{- $request := divf (include "etcd.quantityValue" .) (get $ratios $name | float64) }}
+{{- $_ := set $out.requests $name (ternary (toString $request) ($request | int64 | toString) (eq $name "cpu")) }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
+{{- else if $r }}
+{{- toYaml $r }}
+{{- end }}
+{{- end -}}
+
+{{- /* The number a Kubernetes quantity stands for (4Gi: 4294967296, 500m: 0.5), as a float. */ -}}
+{{- define "etcd.quantityValue" -}}
+{{- $q := toString . }}
+{{- $num := regexFind `^[0-9]+(\.[0-9]+)?` $q }}
+{{- $suffix := trimPrefix $num $q }}
+{{- $units := dict "" 1.0 "m" 0.001 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 }}
+{{- if or (not $num) (not (hasKey $units $suffix)) }}
+{{- fail (printf "%q is not a quantity this chart can read (a number with an optional suffix m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi or Ei)" $q) }}
+{{- end }}
+{{- mulf ($num | float64) (get $units $suffix) }}
+{{- end -}}
+
+{{- /* options.quotaBackendBytes in bytes: an integer as it is, or a share of the volume ("95%"), as
+Cozystack's app sets it, so etcd raises its NOSPACE alarm before the volume fills up. */ -}}
+{{- define "etcd.quotaBackendBytes" -}}
+{{- $q := .Values.options.quotaBackendBytes }}
+{{- if and (kindIs "string" $q) (hasSuffix "%" $q) }}
+{{- $share := divf (trimSuffix "%" $q | float64) 100 }}
+{{- printf "%.0f" (mulf (include "etcd.quantityValue" (include "etcd.storageSize" .) | float64) $share) }}
+{{- else }}
+{{- int64 $q }}
+{{- end }}
 {{- end -}}
 {{- define "etcd.serverSecret" -}}{{ include "etcd.cluster" . }}-server-tls{{- end -}}
 {{- define "etcd.peerSecret" -}}{{ include "etcd.cluster" . }}-peer-tls{{- end -}}
@@ -132,4 +212,11 @@ algorithm: {{ .Values.tls.pki.privateKey.algorithm }}
 {{- if ne .Values.tls.pki.privateKey.algorithm "Ed25519" }}
 size: {{ .Values.tls.pki.privateKey.size }}
 {{- end }}
+{{- end -}}
+
+{{- /* The Cozystack package's transitional headless Service <cluster>-headless (value
+legacyHeadlessService, which only the package has): members adopted from the legacy etcd.aenix.io
+operator keep their DNS names under it, so the server and peer certificates cover it too. */ -}}
+{{- define "etcd.legacyHeadlessService" -}}
+{{- if get .Values "legacyHeadlessService" }}{{ include "etcd.cluster" . }}-headless{{ end -}}
 {{- end -}}
