@@ -89,20 +89,33 @@ func TestChartValueMatrix(t *testing.T) {
 	}
 }
 
-// TestPackages renders the Cozystack packages as Cozystack installs them.
+// TestPackages renders the Cozystack packages as Cozystack installs them: with their defaults and
+// the cozystack-values Secret's _cluster and _namespace (Cozystack's cluster domain is cozy.local),
+// and the tenant app also with the values an existing app of Cozystack's own etcd package carries.
 func TestPackages(t *testing.T) {
-	cozy := map[string]any{"_namespace": map[string]any{"etcd": "tenant-pkg"}, "_cluster": map[string]any{}}
+	cozy := func(extra map[string]any) map[string]any {
+		v := map[string]any{"_namespace": map[string]any{"etcd": "tenant-pkg"},
+			"_cluster": map[string]any{"cluster-domain": "cozy.local", "root-host": "example.org"}}
+		for k, x := range extra {
+			v[k] = x
+		}
+		return v
+	}
+	existingApp := cozy(map[string]any{"version": "3.6.11", "size": "4Gi", "storageClass": "", "replicas": 3,
+		"resources": map[string]any{"cpu": "1000m", "memory": "512Mi"}})
 	for _, p := range []struct {
 		dir, release, namespace string
 		values                  map[string]any
 	}{
-		{"packages/system/etcd-operator-crds", "etcd-operator-crds", "cozy-etcd-operator", nil},
-		{"packages/system/etcd-operator", "etcd-operator", "cozy-etcd-operator", nil},
-		{"packages/extra/etcd", "etcd", "tenant-pkg", cozy},
-		{"packages/system/etcd-rd", "etcd-rd", "cozy-system", nil},
+		{"packages/system/etcd-operator-crds", "etcd-operator-crds", "cozy-etcd-operator", cozy(nil)},
+		{"packages/system/etcd-operator", "etcd-operator", "cozy-etcd-operator", cozy(nil)},
+		{"packages/extra/etcd", "etcd", "tenant-pkg", cozy(nil)},
+		{"packages/extra/etcd#existing-app", "etcd", "tenant-pkg", existingApp},
+		{"packages/system/etcd-rd", "etcd-rd", "cozy-system", cozy(nil)},
 	} {
 		t.Run(p.dir, func(t *testing.T) {
-			ms, err := chartrender.RenderManifests(filepath.Join(testenv.RepoRoot(), p.dir), p.values,
+			dir, _, _ := strings.Cut(p.dir, "#")
+			ms, err := chartrender.RenderManifests(filepath.Join(testenv.RepoRoot(), dir), p.values,
 				chartrender.Options{ReleaseName: p.release, Namespace: p.namespace, IncludeCRDs: true})
 			if err != nil {
 				t.Fatal(err)
