@@ -25,16 +25,6 @@ var cozyKeys = map[string]string{
 // these two.
 func tenantSchema(chartSchema []byte) ([]byte, error) { return withObjectKeys(chartSchema, cozyKeys) }
 
-// subchartKeys are what Helm itself passes to every subchart.
-var subchartKeys = map[string]string{
-	"global": "Helm's global values, passed to every subchart; not read by this chart.",
-}
-
-// subchartSchema is a chart's values schema fit for use as a subchart.
-func subchartSchema(chartSchema []byte) ([]byte, error) {
-	return withObjectKeys(chartSchema, subchartKeys)
-}
-
 // withObjectKeys allows the given top-level keys as objects, keeping a chart's own definition
 // when it is an object already.
 func withObjectKeys(chartSchema []byte, keys map[string]string) ([]byte, error) {

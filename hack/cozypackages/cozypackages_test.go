@@ -73,7 +73,8 @@ func TestRunOnACopy(t *testing.T) {
 	}
 	// copyTree refuses the package's own (reserved-prefix) templates; copy them by hand.
 	own, _ := filepath.Glob(filepath.Join(repo, tenantPackage, "templates", ownPrefix+"*"))
-	own = append(own, filepath.Join(repo, tenantPackage, tenantDefaultsFile), filepath.Join(repo, tenantPackage, tenantValuesFile))
+	own = append(own, filepath.Join(repo, tenantPackage, tenantDefaultsFile), filepath.Join(repo, tenantPackage, tenantValuesFile),
+		filepath.Join(repo, operatorPackage, tenantDefaultsFile))
 	for _, f := range own {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -88,9 +89,11 @@ func TestRunOnACopy(t *testing.T) {
 	}
 	exists := func(p string) bool { _, err := os.Stat(filepath.Join(root, p)); return err == nil }
 	for p, want := range map[string]bool{
-		operatorPackage + "/charts/etcd-operator/Chart.yaml":                     true,
-		operatorPackage + "/charts/etcd-operator/templates":                      true,
-		operatorPackage + "/charts/etcd-operator/crds":                           false,
+		operatorPackage + "/templates/deployment.yaml":                           true,
+		operatorPackage + "/files/alerts/rules.yaml":                             true,
+		operatorPackage + "/values.schema.json":                                  true,
+		operatorPackage + "/crds":                                                false,
+		operatorPackage + "/charts":                                              false,
 		crdsPackage + "/files/crds/etcd-operator.cozystack.io_etcdclusters.yaml": true,
 		tenantPackage + "/templates/etcdcluster.yaml":                            true,
 		tenantPackage + "/templates/cozystack-guard.yaml":                        true,

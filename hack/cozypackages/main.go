@@ -4,12 +4,13 @@
 //
 // How each package wraps its chart follows what Cozystack does (see packages/README.md):
 //
-//   - system/etcd-operator: a Cozystack-side chart with ours as a vendored subchart in charts/,
-//     copied as plain files (Cozystack's `make update` pulls upstream charts into charts/ the same
-//     way; no symlinks, so the package is self-contained when Cozystack packs it). The CRDs are
-//     left out of the copy: they ship in system/etcd-operator-crds, as templates, so that upgrades
-//     update them (Helm never upgrades a chart's crds/) and uninstalls keep them. The copy's
-//     values.schema.json also allows "global", which Helm passes to every subchart.
+//   - system/etcd-operator: charts/etcd-operator's templates and files copied into the package
+//     (plain files, no symlinks, so the package is self-contained when Cozystack packs it), under
+//     the chart's own name, its values and schema from the chart's plus cozystack-defaults.yaml.
+//     Not a subchart: Cozystack merges _cluster into the top level of the values, which a subchart
+//     would not see. The CRDs are left out of the copy: they ship in system/etcd-operator-crds, as
+//     templates, so that upgrades update them (Helm never upgrades a chart's crds/) and uninstalls
+//     keep them.
 //   - extra/etcd: a tenant app's values are the top level of its HelmRelease (the dashboard writes
 //     the app's spec there), which a subchart cannot receive, so the chart's templates and values
 //     are copied into the package itself, beside the package's own cozystack-* templates. Its

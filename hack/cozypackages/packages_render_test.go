@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,16 +131,26 @@ func TestTenantPackageGuards(t *testing.T) {
 }
 
 func TestSystemPackagesSplitOperatorAndCRDs(t *testing.T) {
-	op, err := renderPackage(t, operatorPackage, "etcd-operator", "cozy-etcd-operator", nil)
+	op, err := renderPackage(t, operatorPackage, "etcd-operator", "cozy-etcd-operator",
+		map[string]any{"_cluster": map[string]any{"cluster-domain": "cozy.local"}, "_namespace": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := kinds(op)
 	if len(k["Deployment"]) != 1 || len(k["CustomResourceDefinition"]) != 0 {
-		t.Errorf("the operator package must hold the Deployment and no CRDs; kinds %v", keys(k))
+		t.Fatalf("the operator package must hold the Deployment and no CRDs; kinds %v", keys(k))
 	}
-	if r, _, _ := unstructured.NestedInt64(k["Deployment"][0].Object, "spec", "replicas"); r != 2 {
-		t.Errorf("the package's values did not reach the subchart: replicas %d, want 2", r)
+	d := k["Deployment"][0]
+	if r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); r != 2 {
+		t.Errorf("the package's defaults did not reach the chart's templates: replicas %d, want 2", r)
+	}
+	if d.GetName() != "etcd-operator" {
+		t.Errorf("Deployment %q, want etcd-operator (the name the subchart gave it)", d.GetName())
+	}
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	if !slices.Contains(args, "--cluster-domain=cozy.local") {
+		t.Errorf("manager args %v: want --cluster-domain=cozy.local from _cluster.cluster-domain", args)
 	}
 	crds, err := renderPackage(t, crdsPackage, "etcd-operator-crds", "cozy-etcd-operator", nil)
 	if err != nil {
