@@ -43,6 +43,14 @@ tls:
 `},
 	{name: "tls-secrets", values: `tls: {mode: secrets, secrets: {server: s, operatorClient: c, peer: p}}`},
 	{name: "memory-medium", values: `storage: {medium: Memory, size: 512Mi, storageClassName: fast}`},
+	// What Cozystack merges in (_cluster), with resources in its flat form and the quota as a share.
+	{name: "cozystack-platform-values", values: `
+_cluster: {cluster-domain: cozy.local, cpu-allocation-ratio: "4"}
+storage: {size: 2Gi}
+options: {quotaBackendBytes: 50%}
+resources: {cpu: "2", memory: 1Gi}
+`},
+	{name: "quota-in-bytes", values: `options: {quotaBackendBytes: 8589934592, autoCompactionMode: "", autoCompactionRetention: ""}`},
 	{name: "storage-class-empty", values: `storage: {storageClassName: "-", size: 10Gi}`},
 	{name: "vpa-initial", values: `vpa: {enabled: true}`},
 	{name: "vpa-off", values: `vpa: {enabled: true, updateMode: "Off", containerPolicies: []}`},
@@ -153,6 +161,9 @@ var etcdRejects = []rejectCase{
 	{name: "version with v", values: `version: v3.6.16`, wantErr: []string{"/version", "does not match pattern"}},
 	{name: "storage medium", values: `storage: {medium: Disk}`, wantErr: []string{"/storage/medium", "Memory"}},
 	{name: "storage size", values: `storage: {size: lots}`, wantErr: []string{"/storage/size"}},
+	{name: "quota share", values: `options: {quotaBackendBytes: 150%}`, wantErr: []string{"/options/quotaBackendBytes", "does not match pattern"}},
+	{name: "flat and nested resources", values: `resources: {cpu: "1", limits: {cpu: "1"}}`, wantErr: []string{"either requests/limits", "not both"}},
+	{name: "unreadable quantity for a share", values: `storage: {size: "1e3"}`, wantErr: []string{"is not a quantity this chart can read"}},
 	{name: "tls mode", values: `tls: {mode: strict}`, wantErr: []string{"/tls/mode", "pki"}},
 	{name: "vpa mode", values: `vpa: {updateMode: Sometimes}`, wantErr: []string{"/vpa/updateMode", "InPlaceOrRecreate"}},
 	{name: "long cluster name", values: `clusterName: a-very-long-cluster-name-that-breaks-dns-labels`, wantErr: []string{"/clusterName", "maxLength"}},
