@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +53,11 @@ func Name(kind, name string) []string {
 	}
 	if max, ok := CRDNameCaps()[kind]; ok && len(name) > max {
 		errs = append(errs, fmt.Sprintf("its CRD refuses names over %d characters", max))
+	}
+	for _, sub := range crdRules().forbidden[kind] {
+		if strings.Contains(name, sub) {
+			errs = append(errs, fmt.Sprintf("its CRD refuses names containing %q", sub))
+		}
 	}
 	return errs
 }
@@ -208,23 +214,35 @@ func labelIfSet(s string) []string {
 }
 
 var (
-	capsOnce sync.Once
-	caps     map[string]int
-	capsErr  error
+	rulesOnce sync.Once
+	rules     nameRules
+	rulesErr  error
 )
 
-// nameCap is the CEL rule a CRD caps its objects' names with.
-var nameCap = regexp.MustCompile(`^size\(self\.metadata\.name\) <= ([0-9]+)$`)
+// nameRules are what the project's CRDs refuse in metadata.name, by kind.
+type nameRules struct {
+	caps      map[string]int
+	forbidden map[string][]string
+}
+
+// The CEL rules on metadata.name the CRDs use: a length cap and a forbidden substring.
+var (
+	nameCap       = regexp.MustCompile(`^size\(self\.metadata\.name\) <= ([0-9]+)$`)
+	nameForbidden = regexp.MustCompile(`^!self\.metadata\.name\.contains\('([^']+)'\)$`)
+)
 
 // CRDNameCaps are the caps on metadata.name of the project's kinds, by kind, as the generated
-// CRDs (what `make manifests` writes and the API server enforces) state them. It panics when the
-// CRDs cannot be read: every name check would be wrong without them.
-func CRDNameCaps() map[string]int {
-	capsOnce.Do(func() { caps, capsErr = readCaps(testenv.CRDDir()) })
-	if capsErr != nil {
-		panic(capsErr)
+// CRDs (what `make manifests` writes and the API server enforces) state them.
+func CRDNameCaps() map[string]int { return crdRules().caps }
+
+// crdRules reads the CRDs once. It panics when they cannot be read: every name check would be
+// wrong without them.
+func crdRules() nameRules {
+	rulesOnce.Do(func() { rules, rulesErr = readRules(testenv.CRDDir()) })
+	if rulesErr != nil {
+		panic(rulesErr)
 	}
-	return caps
+	return rules
 }
 
 type crd struct {
@@ -240,26 +258,29 @@ type crd struct {
 	} `json:"spec"`
 }
 
-func readCaps(dir string) (map[string]int, error) {
+func readRules(dir string) (nameRules, error) {
+	out := nameRules{caps: map[string]int{}, forbidden: map[string][]string{}}
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no CRDs in %s (run make manifests): %v", dir, err)
+		return out, fmt.Errorf("no CRDs in %s (run make manifests): %v", dir, err)
 	}
-	out := map[string]int{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		var c crd
 		if err := yaml.Unmarshal(raw, &c); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return out, fmt.Errorf("%s: %w", f, err)
 		}
+		kind := c.Spec.Names.Kind
 		for _, v := range c.Spec.Versions {
 			for _, r := range v.Schema.OpenAPIV3Schema.Validations {
 				if m := nameCap.FindStringSubmatch(r.Rule); m != nil {
-					n, _ := strconv.Atoi(m[1])
-					out[c.Spec.Names.Kind] = n
+					out.caps[kind], _ = strconv.Atoi(m[1])
+				}
+				if m := nameForbidden.FindStringSubmatch(r.Rule); m != nil {
+					out.forbidden[kind] = append(out.forbidden[kind], m[1])
 				}
 			}
 		}

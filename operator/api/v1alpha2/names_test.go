@@ -78,11 +78,13 @@ func TestNameCapsMatchCRDs(t *testing.T) {
 	}
 }
 
-// An EtcdCluster name that would overflow its client Service is refused where it is written.
+// An EtcdCluster name that would overflow its client Service, or that no Service or hostname can
+// carry (a dot), is refused where it is written.
 func TestClusterNameLength(t *testing.T) {
 	ns := newNamespace(t)
 	if err := env.Client.Create(context.Background(), cluster(ns, "c"+strings.Repeat("x", v1.MaxClusterNameLength-1), nil)); err != nil {
 		t.Fatalf("a %d-character cluster name was refused: %v", v1.MaxClusterNameLength, err)
 	}
 	expectRejected(t, env.Client.Create(context.Background(), cluster(ns, "c"+strings.Repeat("x", v1.MaxClusterNameLength), nil)), v1.MsgClusterNameLength)
+	expectRejected(t, env.Client.Create(context.Background(), cluster(ns, "tenant.etcd", nil)), v1.MsgClusterNameDots)
 }
