@@ -2,8 +2,8 @@
 // kind's own rule (a Service is a DNS-1035 label, most objects DNS-1123 subdomains), the length
 // caps this project's CRDs add with CEL (read from the generated CRDs, so they are the ones the
 // API server enforces), label values, and a member Pod's hostname and subdomain. The name-limit
-// tests of the operator, the tenant controller and the charts derive every name from a parent
-// name at its longest and ask this package about each.
+// tests of the operator, the tenant controller and the charts derive every name from parent
+// names up to the longest their API admits and ask this package about each.
 package namecheck
 
 import (
@@ -26,7 +26,9 @@ import (
 	"github.com/cozystack/etcd-operator/internal/testenv"
 )
 
-// dns1035Kinds are named by DNS-1035 labels (at most 63 characters, starting with a letter).
+// dns1035Kinds are named by DNS-1035 labels (at most 63 characters, starting with a letter):
+// Services until Kubernetes 1.36 (RelaxedServiceNameValidation, on by default since, admits
+// DNS-1123 labels); the charts support 1.30 and later, so the stricter rule holds.
 var dns1035Kinds = map[string]bool{"Service": true}
 
 // dns1123LabelKinds are named by DNS-1123 labels (at most 63 characters).
@@ -36,7 +38,7 @@ var dns1123LabelKinds = map[string]bool{"Namespace": true}
 var pathSegmentKinds = map[string]bool{"Role": true, "ClusterRole": true, "RoleBinding": true, "ClusterRoleBinding": true}
 
 // Name says what is wrong with name as the name of an object of kind; nil when it fits. Kinds of
-// this project's API also meet their CRD's CEL cap on metadata.name.
+// this project's API also meet their CRD's CEL rules on metadata.name.
 func Name(kind, name string) []string {
 	var errs []string
 	switch {
@@ -62,8 +64,8 @@ func Name(kind, name string) []string {
 	return errs
 }
 
-// Generated is the longest name the API server makes from generateName (its rule: the base cut
-// to 58 characters, then 5 random ones).
+// Generated is a name the API server makes from generateName, by its own generator (the base cut
+// to 58 characters, then 5 random ones): as long as any it makes.
 func Generated(generateName string) string {
 	return names.SimpleNameGenerator.GenerateName(generateName)
 }
