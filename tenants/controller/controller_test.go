@@ -73,6 +73,7 @@ func (s *suite) scenarios(t *testing.T) {
 	t.Run("DeleteWaitsForKamaji", s.testDelete)
 	t.Run("Retain", s.testRetain)
 	t.Run("Backup", s.testBackup)
+	t.Run("LongNames", s.testLongNames)
 }
 
 // A TCP that opts in gets its EtcdCluster (template merged with its override, TLS from its own

@@ -7,13 +7,17 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
 
 // Names are the names of everything made for one TenantControlPlane.
 type Names struct {
 	Namespace string // the TCP's, and of everything namespaced made for it
 	TCP       string
-	// Cluster is the EtcdCluster, <tcp>-etcd; the PKI's names derive from it.
+	// Cluster is the EtcdCluster, <tcp>-etcd (shortened for a TCP name too long for it, over
+	// 51 characters: such a cluster never worked under the full name); the PKI's names derive
+	// from it.
 	Cluster string
 	// DataStore is cluster-scoped: <namespace>.<tcp> (a namespace has no dot, so it cannot collide).
 	DataStore string
@@ -21,7 +25,8 @@ type Names struct {
 
 // NamesOf names what is made for the TCP namespace/name.
 func NamesOf(namespace, tcp string) Names {
-	return Names{Namespace: namespace, TCP: tcp, Cluster: tcp + "-etcd", DataStore: namespace + "." + tcp}
+	return Names{Namespace: namespace, TCP: tcp, Cluster: v1alpha2.ShortName(tcp+"-etcd", v1alpha2.MaxClusterNameLength),
+		DataStore: namespace + "." + tcp}
 }
 
 // SelfSignedIssuer signs only the CA.
@@ -34,8 +39,12 @@ func (n Names) CA() string { return n.Cluster + "-ca" }
 // ClientCertificate is the root client Certificate (and Secret) the DataStore hands to Kamaji.
 func (n Names) ClientCertificate() string { return n.Cluster + "-datastore-client" }
 
-// BackupSchedule is the EtcdBackupSchedule of the tenant's etcd, when the backup template asks for one.
-func (n Names) BackupSchedule() string { return n.Cluster + "-backup" }
+// BackupSchedule is the EtcdBackupSchedule of the tenant's etcd, when the backup template asks
+// for one: <cluster>-backup, shortened when longer than a schedule's name may be (a TCP name
+// over 42 characters).
+func (n Names) BackupSchedule() string {
+	return v1alpha2.ShortName(n.Cluster+"-backup", v1alpha2.MaxBackupScheduleNameLength)
+}
 
 // Check refuses names that cannot label what is made (label values are at most 63 characters).
 func (n Names) Check() error {

@@ -448,6 +448,8 @@ const (
 	MsgSnapshotNameLength       = "an EtcdSnapshot's name is at most 63 characters: it labels the snapshot's agent Pod"
 	MsgScheduleNameLength       = "an EtcdBackupSchedule's name is at most 54 characters: each run's EtcdSnapshot is named <schedule>-<minute> (63 at most)"
 	MsgRestoreNameLength        = "an EtcdRestore's name is at most 56 characters: its safety snapshot is named <restore>-safety (63 at most)"
+	MsgClusterNameLength        = "an EtcdCluster's name is at most 56 characters: its client Service is named <cluster>-client, and a Service's name is at most 63"
+	MsgClusterNameDots          = "an EtcdCluster's name cannot contain '.': it names its Services and its members' hostnames, which are DNS labels"
 	MsgRetentionMaxAge          = "spec.retention.maxAge must be a positive duration, e.g. 168h"
 )
 

@@ -367,6 +367,8 @@ type RolloutStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyMembers,selectorpath=.status.selector
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 56",message="an EtcdCluster's name is at most 56 characters: its client Service is named <cluster>-client, and a Service's name is at most 63"
+// +kubebuilder:validation:XValidation:rule="!self.metadata.name.contains('.')",message="an EtcdCluster's name cannot contain '.': it names its Services and its members' hostnames, which are DNS labels"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.members) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || oldSelf.status.members.all(m, !has(m.version) || !m.version.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || (int(self.spec.version.split('.')[0]) == int(m.version.split('.')[0]) && (int(self.spec.version.split('.')[1]) - int(m.version.split('.')[1]) in [0, 1] || (int(m.version.split('.')[1]) - int(self.spec.version.split('.')[1]) == 1 && int(m.version.split('.')[1]) >= 6))))",message="spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor, one minor up, or one minor down from 3.6 or later; let a running upgrade or downgrade finish before the next"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`

@@ -1,10 +1,39 @@
 package v1alpha2
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"strings"
 )
+
+// The longest names the CRDs admit (their CEL rules on metadata.name say the same, with why;
+// TestNameCapsMatchCRDs keeps the two in step). Names derived from them fit their own limits.
+const (
+	// MaxClusterNameLength: the client Service <cluster>-client is a Service name (63).
+	MaxClusterNameLength = 56
+	// MaxRestoreNameLength: the safety snapshot <restore>-safety is an EtcdSnapshot name (63).
+	MaxRestoreNameLength = 56
+	// MaxBackupScheduleNameLength: each run's EtcdSnapshot <schedule>-<minute> (63).
+	MaxBackupScheduleNameLength = 54
+)
+
+// shortHashLength is how many hex digits of a name's SHA-256 a shortened name ends with.
+const shortHashLength = 10
+
+// ShortName is name when it has at most max characters. A longer one is cut and ends with
+// "-" and a hash of the whole name: deterministic (every pass derives the same name), and two
+// long names sharing their start still differ. Names that fit are never changed, so objects made
+// under them keep their names. max must leave room for the hash (at least 12).
+func ShortName(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	prefix := strings.TrimRight(name[:max-shortHashLength-1], "-.")
+	return prefix + "-" + hex.EncodeToString(sum[:])[:shortHashLength]
+}
 
 // Names of the objects the operator creates for a cluster. They are part of the API: users
 // point clients at the Services, mount the Secrets, and other controllers (Kamaji's DataStore,
@@ -94,6 +123,21 @@ func SnapshotCleanupPodName(snapshot string) string { return snapshot + "-cleanu
 
 // RestoreVerifyPodName is the Pod that checks a rollback's source before the cluster is touched.
 func RestoreVerifyPodName(restore string) string { return restore + "-verify" }
+
+// QuorumLossRestoreName is the EtcdRestore that recovers a cluster's lost quorum from a
+// snapshot, one per etcd cluster ID: <cluster>-quorum-loss-<cluster ID>, shortened when that is
+// longer than an EtcdRestore's name may be.
+func QuorumLossRestoreName(cluster, clusterID string) string {
+	return ShortName(cluster+"-quorum-loss-"+clusterID, MaxRestoreNameLength)
+}
+
+// RestoreGenerateName is the generateName of the EtcdRestores `kubectl etcd restore` creates:
+// <cluster>-restore-, shortened so the API server's 5 random characters still fit an
+// EtcdRestore's name.
+func RestoreGenerateName(cluster string) string {
+	const random = 5 // what the API server appends to a generateName
+	return ShortName(cluster+"-restore", MaxRestoreNameLength-random-1) + "-"
+}
 
 // SafetySnapshotName is the EtcdSnapshot an EtcdRestore takes before it rolls its cluster back.
 func SafetySnapshotName(restore string) string { return restore + "-safety" }

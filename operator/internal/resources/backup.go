@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +47,7 @@ func SafetySnapshot(er *v1alpha2.EtcdRestore, dest v1alpha2.SnapshotLocation) *v
 func QuorumLossRestore(c *v1alpha2.EtcdCluster, clusterID, snapshot string) *v1alpha2.EtcdRestore {
 	return &v1alpha2.EtcdRestore{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: fmt.Sprintf("%s-quorum-loss-%s", c.Name, clusterID), Namespace: c.Namespace,
+			Name: v1alpha2.QuorumLossRestoreName(c.Name, clusterID), Namespace: c.Namespace,
 			Annotations:     map[string]string{v1alpha2.AnnotationQuorumLoss: "true"},
 			Labels:          backupLabels(c.Name, v1alpha2.LabelCluster, c.Name),
 			OwnerReferences: []metav1.OwnerReference{ClusterOwnerRef(c)},

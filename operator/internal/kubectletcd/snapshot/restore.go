@@ -77,9 +77,7 @@ func Restore(ctx context.Context, o *kubectletcd.Options, cluster, from string, 
 	if err := o.Confirm(fmt.Sprintf("Roll cluster %s back to snapshot %s (revision %d)? Every write after it is lost.", cluster, from, s.Status.Revision)); err != nil {
 		return nil, err
 	}
-	r := &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{GenerateName: cluster + "-restore-", Namespace: ns},
-		Spec: v1alpha2.EtcdRestoreSpec{ClusterRef: corev1.LocalObjectReference{Name: cluster},
-			Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: from}}}}
+	r := newRestore(ns, cluster, from)
 	if err := c.Create(ctx, r); err != nil {
 		return nil, err
 	}
@@ -87,6 +85,14 @@ func Restore(ctx context.Context, o *kubectletcd.Options, cluster, from string, 
 		return r, nil
 	}
 	return waitRestore(ctx, c, r)
+}
+
+// newRestore is the EtcdRestore that rolls cluster back to the snapshot from; the API server
+// names it after the cluster.
+func newRestore(ns, cluster, from string) *v1alpha2.EtcdRestore {
+	return &v1alpha2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{GenerateName: v1alpha2.RestoreGenerateName(cluster), Namespace: ns},
+		Spec: v1alpha2.EtcdRestoreSpec{ClusterRef: corev1.LocalObjectReference{Name: cluster},
+			Source: v1alpha2.RestoreSource{SnapshotRef: &corev1.LocalObjectReference{Name: from}}}}
 }
 
 func phaseOrPending(s *v1alpha2.EtcdSnapshot) string {

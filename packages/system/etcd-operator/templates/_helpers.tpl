@@ -10,6 +10,11 @@
 {{- end -}}
 {{- end -}}
 
+{{- /* The operator's metrics Service: <fullname>-metrics, the fullname cut so the whole fits a Service name (63). */ -}}
+{{- define "etcd-operator.metricsService" -}}
+{{- printf "%s-metrics" (include "etcd-operator.fullname" . | trunc 55 | trimSuffix "-") -}}
+{{- end -}}
+
 {{- define "etcd-operator.labels" -}}
 app.kubernetes.io/name: {{ include "etcd-operator.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
