@@ -194,7 +194,7 @@ func (r *Reconciler) setState(ctx context.Context, tcp *kamaji.TenantControlPlan
 	switch reason {
 	case v1alpha2.TenantStateReady:
 		r.Recorder.Eventf(tcp, nil, corev1.EventTypeNormal, v1alpha2.ReasonTenantEtcdReady, "Serve", "EtcdCluster %s is Available", n.Cluster)
-	case v1alpha2.ReasonTenantEtcdNotReady:
+	case v1alpha2.ReasonTenantEtcdNotReady, v1alpha2.ReasonDataStoreSwitchPending: // routine waits
 		r.Recorder.Eventf(tcp, nil, corev1.EventTypeNormal, reason, "Serve", "%s", msg)
 	default:
 		r.Recorder.Eventf(tcp, nil, corev1.EventTypeWarning, reason, "Serve", "%s", msg)

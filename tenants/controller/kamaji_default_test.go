@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,6 +63,9 @@ func (s *suite) testKamajiDefaultServing(t *testing.T) {
 		return s.get(t, client.ObjectKey{Namespace: ns, Name: "running"}, tcp) &&
 			strings.HasPrefix(tcp.Annotations[v1alpha2.AnnotationTenantEtcdState], v1alpha2.ReasonDataStoreSwitchPending)
 	})
+	if note := s.findEvent(t, ns, "running", v1alpha2.ReasonDataStoreSwitchPending).Type; note != corev1.EventTypeNormal {
+		t.Errorf("the wait for the etcd is a %s Event, want Normal", note)
+	}
 	c := &v1alpha2.EtcdCluster{}
 	if !s.get(t, client.ObjectKey{Namespace: ns, Name: n.Cluster}, c) || !s.get(t, client.ObjectKey{Name: n.DataStore}, &kamaji.DataStore{}) {
 		t.Fatal("no EtcdCluster or DataStore made for a TCP waiting to move")
