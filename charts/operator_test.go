@@ -69,6 +69,7 @@ var operatorRejects = []rejectCase{
 	{name: "unknown key", values: `leaderElect: true`, wantErr: []string{"additional properties 'leaderElect' not allowed"}},
 	{name: "vpa mode", values: `vpa: {updateMode: auto}`, wantErr: []string{"/vpa/updateMode"}},
 	{name: "tenant deletion policy", values: `tenantController: {deletionPolicy: Orphan}`, wantErr: []string{"/tenantController/deletionPolicy"}},
+	{name: "Kamaji's default DataStore", values: `tenantController: {kamajiDefaultDataStore: Default_DS}`, wantErr: []string{"/tenantController/kamajiDefaultDataStore"}},
 	{name: "scrape without metrics", values: `metrics: {enabled: false, serviceMonitor: {enabled: true}}`, wantErr: []string{"need metrics.enabled=true"}},
 }
 
@@ -80,6 +81,27 @@ func TestOperatorChartRenders(t *testing.T) {
 			d := checkDeployment(t, ms)
 			checkOperatorSelectors(t, ms, d)
 		})
+	}
+}
+
+// The tenant template's default version is the etcd chart's default version, a supported etcd
+// (hack/versions.env): the chart never ships a template the CRD refuses (version is required;
+// tenants/controller's TestChartDefaultTemplate applies it) or one a release behind the etcd chart.
+func TestTenantTemplateVersion(t *testing.T) {
+	values := func(chart string) map[string]any {
+		raw, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseValues(t, string(raw))
+	}
+	etcd, _ := values("etcd")["version"].(string)
+	tenant, _ := values(operatorChart)["tenantController"].(map[string]any)["template"].(map[string]any)["version"].(string)
+	if tenant == "" || tenant != etcd {
+		t.Errorf("tenantController.template.version %q, the etcd chart's version %q: they must be equal", tenant, etcd)
+	}
+	if supported := strings.Fields(pinnedVersion(t, "ETCD_VERSIONS")); !slices.Contains(supported, "v"+etcd) {
+		t.Errorf("the etcd chart's version %s is not one of hack/versions.env ETCD_VERSIONS %v", etcd, supported)
 	}
 }
 

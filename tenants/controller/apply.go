@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	kamaji "github.com/cozystack/etcd-operator/tenants/api/kamaji/v1alpha1"
+	"github.com/cozystack/etcd-operator/tenants/serve"
 	"github.com/cozystack/etcd-operator/tenants/specs"
 )
 
@@ -47,9 +50,14 @@ func (r *Reconciler) applyCluster(ctx context.Context, tcp *kamaji.TenantControl
 }
 
 // applyPKI applies the tenant's CA chain, owned by the EtcdCluster: it goes with the cluster.
+// An existing CA keeps its key type (specs.CAKey).
 func (r *Reconciler) applyPKI(ctx context.Context, n specs.Names, owner *v1alpha2.EtcdCluster) error {
 	ref := metav1.OwnerReference{APIVersion: v1alpha2.GroupVersion.String(), Kind: "EtcdCluster", Name: owner.Name, UID: owner.UID}
-	for _, o := range specs.PKI(n) {
+	ca, err := ours(ctx, r.Client, &cmapi.Certificate{}, client.ObjectKey{Namespace: n.Namespace, Name: n.CA()})
+	if err != nil {
+		return err
+	}
+	for _, o := range specs.PKI(n, specs.CAKey(ca)) {
 		u, err := unstructuredOf(o)
 		if err != nil {
 			return err
@@ -110,9 +118,11 @@ func (r *Reconciler) applyDataStore(ctx context.Context, tcp *kamaji.TenantContr
 }
 
 // bind points the TCP at its DataStore (a merge patch of that one field: the TCP's other
-// fields are Kamaji's and are not in the typed object).
-func (r *Reconciler) bind(ctx context.Context, tcp *kamaji.TenantControlPlane, n specs.Names) error {
-	if tcp.Spec.DataStore == n.DataStore {
+// fields are Kamaji's and are not in the typed object). move is the verdict's: moving a TCP
+// that has served makes Kamaji migrate its keys, which the Event says.
+func (r *Reconciler) bind(ctx context.Context, tcp *kamaji.TenantControlPlane, n specs.Names, move string) error {
+	from := tcp.Spec.DataStore
+	if from == n.DataStore {
 		return nil
 	}
 	patch := client.MergeFrom(tcp.DeepCopy())
@@ -120,8 +130,33 @@ func (r *Reconciler) bind(ctx context.Context, tcp *kamaji.TenantControlPlane, n
 	if err := r.Client.Patch(ctx, tcp, patch); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(tcp, nil, corev1.EventTypeNormal, v1alpha2.ReasonDataStoreSet, "Serve", "spec.dataStore set to %s (etcd %s)", n.DataStore, n.Cluster)
+	if move == serve.MoveMigrate {
+		msg := fmt.Sprintf("spec.dataStore moved from %s to %s, as EtcdCluster %s is Available: Kamaji now migrates the tenant's keys "+
+			"with its datastore migration job, and the control plane is paused (status Migrating) until the copy completes", dataStoreOrDefault(from), n.DataStore, n.Cluster)
+		logf.FromContext(ctx).Info("moved a serving TenantControlPlane to its own etcd; Kamaji migrates its keys", "from", dataStoreOrDefault(from), "to", n.DataStore)
+		r.Recorder.Eventf(tcp, nil, corev1.EventTypeNormal, v1alpha2.ReasonDataStoreMigration, "Serve", "%s", msg)
+		return nil
+	}
+	msg := fmt.Sprintf("spec.dataStore set to %s (etcd %s)", n.DataStore, n.Cluster)
+	if from != "" {
+		msg += fmt.Sprintf(" in place of %s: no control plane of this TCP had been ready yet", from)
+	}
+	r.Recorder.Eventf(tcp, nil, corev1.EventTypeNormal, v1alpha2.ReasonDataStoreSet, "Serve", "%s", msg)
 	return nil
+}
+
+// switchPending says why a served TCP stays on the DataStore it runs on for now.
+func switchPending(tcp *kamaji.TenantControlPlane, n specs.Names, clusterMsg string) string {
+	return fmt.Sprintf("the control plane has served from %s; spec.dataStore moves to %s once its etcd is Available, then Kamaji migrates "+
+		"the tenant's keys (%s)", dataStoreOrDefault(tcp.Spec.DataStore), n.DataStore, clusterMsg)
+}
+
+// dataStoreOrDefault names a TCP's spec.dataStore; empty is the Kamaji manager's default.
+func dataStoreOrDefault(name string) string {
+	if name == "" {
+		return "Kamaji's default DataStore"
+	}
+	return "DataStore " + name
 }
 
 // clusterState is the EtcdCluster's readiness as the TCP's state annotation says it.
@@ -159,7 +194,7 @@ func (r *Reconciler) setState(ctx context.Context, tcp *kamaji.TenantControlPlan
 	switch reason {
 	case v1alpha2.TenantStateReady:
 		r.Recorder.Eventf(tcp, nil, corev1.EventTypeNormal, v1alpha2.ReasonTenantEtcdReady, "Serve", "EtcdCluster %s is Available", n.Cluster)
-	case v1alpha2.ReasonTenantEtcdNotReady:
+	case v1alpha2.ReasonTenantEtcdNotReady, v1alpha2.ReasonDataStoreSwitchPending: // routine waits
 		r.Recorder.Eventf(tcp, nil, corev1.EventTypeNormal, reason, "Serve", "%s", msg)
 	default:
 		r.Recorder.Eventf(tcp, nil, corev1.EventTypeWarning, reason, "Serve", "%s", msg)

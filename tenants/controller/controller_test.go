@@ -32,9 +32,14 @@ snapshotTemplate:
 
 var optIn = map[string]string{v1alpha2.AnnotationTenantEtcd: "true"}
 
+// suiteOptions are the scenarios' settings: Kamaji's default DataStore as its chart names it.
+func suiteOptions() Options {
+	return Options{Template: []byte(template), Backup: []byte(backupTemplate), KamajiDefaultDataStore: KamajiDefaultDataStore}
+}
+
 // TestTenantController runs the scenarios against the project's own minimal Kamaji CRDs.
 func TestTenantController(t *testing.T) {
-	s := startSuite(t, testenv.FixtureCRDDir("kamaji"), Options{Template: []byte(template), Backup: []byte(backupTemplate)})
+	s := startSuite(t, testenv.FixtureCRDDir("kamaji"), suiteOptions())
 	s.scenarios(t)
 }
 
@@ -46,7 +51,7 @@ func TestTenantControllerOnKamajiCRDs(t *testing.T) {
 	if _, err := os.Stat(dir); !ok || err != nil {
 		t.Skipf("Kamaji's CRDs not found in %s (they sit beside the clone in CI)", dir)
 	}
-	s := startSuite(t, dir, Options{Template: []byte(template), Backup: []byte(backupTemplate)})
+	s := startSuite(t, dir, suiteOptions())
 	s.scenarios(t)
 }
 
@@ -69,6 +74,8 @@ func (s *suite) scenarios(t *testing.T) {
 	t.Run("Serve", s.testServe)
 	t.Run("OptIn", s.testOptIn)
 	t.Run("ForeignDataStore", s.testForeign)
+	t.Run("KamajiDefaultDataStore", s.testKamajiDefault)
+	t.Run("KamajiDefaultDataStoreServing", s.testKamajiDefaultServing)
 	t.Run("BadSpec", s.testBadSpec)
 	t.Run("DeleteWaitsForKamaji", s.testDelete)
 	t.Run("Retain", s.testRetain)
@@ -170,14 +177,15 @@ func (s *suite) testOptIn(t *testing.T) {
 	}
 }
 
-// A TCP on a DataStore the controller did not make is never touched, opted in or not.
+// A TCP on a DataStore the controller did not make (and not Kamaji's default) is never touched,
+// opted in or not.
 func (s *suite) testForeign(t *testing.T) {
 	ns := s.namespace(t, nil)
-	s.tcp(t, ns, "foreign", optIn, "default")
+	s.tcp(t, ns, "foreign", optIn, "shared")
 	s.event(t, ns, "foreign", v1alpha2.ReasonForeignDataStore)
 	tcp := &kamaji.TenantControlPlane{}
 	s.get(t, client.ObjectKey{Namespace: ns, Name: "foreign"}, tcp)
-	if tcp.Spec.DataStore != "default" || tcp.Annotations[v1alpha2.AnnotationTenantEtcdState] != "" {
+	if tcp.Spec.DataStore != "shared" || tcp.Annotations[v1alpha2.AnnotationTenantEtcdState] != "" {
 		t.Errorf("foreign TCP touched: %q %v", tcp.Spec.DataStore, tcp.Annotations)
 	}
 	if s.get(t, client.ObjectKey{Namespace: ns, Name: "foreign-etcd"}, &v1alpha2.EtcdCluster{}) {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,6 +30,10 @@ import (
 // FieldOwner is the server-side apply field manager of everything the controller writes.
 const FieldOwner = "etcd-operator-tenants"
 
+// KamajiDefaultDataStore is the default DataStore of Kamaji's chart (defaultDatastoreName), which
+// its webhook writes into every TCP created without spec.dataStore.
+const KamajiDefaultDataStore = "default"
+
 // Options are the cluster-wide settings (the operator chart's tenantController values).
 type Options struct {
 	// Template is the EtcdCluster spec (YAML or JSON) every tenant etcd starts from.
@@ -40,7 +45,11 @@ type Options struct {
 	ServeByDefault bool
 	// DeletionPolicy is v1alpha2.TenantDeletionDelete (empty) or TenantDeletionRetain.
 	DeletionPolicy string
-	Workers        int
+	// KamajiDefaultDataStore is the DataStore Kamaji's webhook writes into every TCP created
+	// without one (Kamaji's chart: defaultDatastoreName, "default"): a served TCP on it moves to
+	// its own. Empty: every DataStore not made here is foreign.
+	KamajiDefaultDataStore string
+	Workers                int
 }
 
 // Reconciler reconciles TenantControlPlanes; requests are the TCP's namespace/name, also once
@@ -118,12 +127,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Namespace}, ns); err != nil {
 		return reconcile.Result{}, err
 	}
+	available, err := r.etcdAvailable(ctx, n)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	v := serve.Decide(serve.Input{TCPAnnotations: tcp.Annotations, NamespaceLabels: ns.Labels, Default: r.ServeByDefault,
-		DataStore: tcp.Spec.DataStore, Ours: n.DataStore})
+		DataStore: tcp.Spec.DataStore, Ours: n.DataStore, KamajiDefault: r.KamajiDefaultDataStore,
+		HasServed: hasServed(tcp), EtcdAvailable: available})
 	if !v.Serve {
 		return reconcile.Result{}, r.pass(ctx, tcp, n, v)
 	}
-	return reconcile.Result{}, r.serve(ctx, tcp, n)
+	return reconcile.Result{}, r.serve(ctx, tcp, n, v)
+}
+
+// hasServed: Kamaji sets status.kubernetesResources.version.version once the TCP's control
+// plane Deployment was ready, and keeps it; from then on the tenant's keys live on its DataStore.
+func hasServed(tcp *kamaji.TenantControlPlane) bool {
+	s := tcp.Status
+	return s != nil && s.KubernetesResources != nil && s.KubernetesResources.Version != nil && s.KubernetesResources.Version.Version != ""
+}
+
+// etcdAvailable: the tenant's own EtcdCluster exists, was made here, and is Available.
+func (r *Reconciler) etcdAvailable(ctx context.Context, n specs.Names) (bool, error) {
+	c, err := ours(ctx, r.Client, &v1alpha2.EtcdCluster{}, client.ObjectKey{Namespace: n.Namespace, Name: n.Cluster})
+	if err != nil || c == nil {
+		return false, err
+	}
+	return meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha2.ConditionAvailable), nil
 }
 
 // pass: the TCP is not served. A foreign DataStore or a bad opt-in is said once per change;
@@ -139,8 +169,9 @@ func (r *Reconciler) pass(ctx context.Context, tcp *kamaji.TenantControlPlane, n
 	return r.release(ctx, n)
 }
 
-// serve makes (or keeps up to date) the TCP's etcd, PKI and DataStore, then binds the TCP.
-func (r *Reconciler) serve(ctx context.Context, tcp *kamaji.TenantControlPlane, n specs.Names) error {
+// serve makes (or keeps up to date) the TCP's etcd, PKI and DataStore, then binds the TCP when
+// the verdict says so.
+func (r *Reconciler) serve(ctx context.Context, tcp *kamaji.TenantControlPlane, n specs.Names, v serve.Verdict) error {
 	if err := n.Check(); err != nil {
 		return r.setState(ctx, tcp, n, v1alpha2.ReasonTenantNameTooLong, err.Error())
 	}
@@ -175,10 +206,13 @@ func (r *Reconciler) serve(ctx context.Context, tcp *kamaji.TenantControlPlane, 
 	} else if err != nil {
 		return err
 	}
-	if err := r.bind(ctx, tcp, n); err != nil {
+	reason, msg := clusterState(cluster)
+	if !v.Bind {
+		return r.setState(ctx, tcp, n, v1alpha2.ReasonDataStoreSwitchPending, switchPending(tcp, n, msg))
+	}
+	if err := r.bind(ctx, tcp, n, v.Move); err != nil {
 		return err
 	}
-	reason, msg := clusterState(cluster)
 	return r.setState(ctx, tcp, n, reason, msg)
 }
 

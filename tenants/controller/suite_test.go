@@ -140,7 +140,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // event waits for an Event with reason about the object named regarding in ns, and returns its note.
 func (s *suite) event(t *testing.T, ns, regarding, reason string) string {
 	t.Helper()
-	var note string
+	return s.findEvent(t, ns, regarding, reason).Note
+}
+
+// findEvent waits for an Event with reason about the object named regarding in ns.
+func (s *suite) findEvent(t *testing.T, ns, regarding, reason string) eventsv1.Event {
+	t.Helper()
+	var found eventsv1.Event
 	waitFor(t, fmt.Sprintf("Event %s on %s", reason, regarding), func() bool {
 		var list eventsv1.EventList
 		if err := s.c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
@@ -148,13 +154,13 @@ func (s *suite) event(t *testing.T, ns, regarding, reason string) string {
 		}
 		for _, e := range list.Items {
 			if e.Regarding.Name == regarding && e.Reason == reason {
-				note = e.Note
+				found = e
 				return true
 			}
 		}
 		return false
 	})
-	return note
+	return found
 }
 
 func writeFile(t *testing.T, path string, b []byte) {

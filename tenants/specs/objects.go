@@ -15,7 +15,7 @@ import (
 	kamaji "github.com/cozystack/etcd-operator/tenants/api/kamaji/v1alpha1"
 )
 
-// caDuration: the tenant CA is never rotated by key (rotationPolicy Never), so its renewals
+// caDuration: the tenant CA is never re-keyed (rotationPolicy Never), so its renewals
 // keep every member, the operator and Kamaji trusting it; ten years, like the etcd chart's.
 var caDuration = metav1.Duration{Duration: 10 * 365 * 24 * time.Hour}
 
@@ -69,15 +69,40 @@ func operatorObject(kind string, m metav1.ObjectMeta, spec map[string]any) *unst
 	return u
 }
 
-// PKI is the tenant's CA chain: a self-signed Issuer, the CA Certificate it signs, and the CA
-// Issuer that signs the etcd leaves and the DataStore's root client certificate.
-func PKI(n Names) []any {
+// NewCAKey is the key of a new tenant CA: RSA in PKCS#1, the only CA key Kamaji 1.0.0 parses
+// (it signs each tenant's etcd client certificate with it, x509.ParsePKCS1PrivateKey); later
+// Kamaji releases parse it too. 4096 bits: the CA lives ten years and is never re-keyed, past
+// 2030, when 2048-bit RSA falls below the 112-bit strength NIST asks for; its key signs only at
+// issuance, so the size costs nothing at run time. Cozystack's etcd app uses RSA 4096 as well.
+// The leaves stay ECDSA P-256: Kamaji reads its root client certificate with tls.X509KeyPair,
+// which takes any key type.
+func NewCAKey() *cmapi.CertificatePrivateKey {
+	return &cmapi.CertificatePrivateKey{Algorithm: cmapi.RSAKeyAlgorithm, Encoding: cmapi.PKCS1, Size: 4096,
+		RotationPolicy: cmapi.RotationPolicyNever}
+}
+
+// CAKey is the key spec of the tenant's CA Certificate: the one it has (a CA made by an earlier
+// release is ECDSA P-256, and changing its key would be a trust rotation Kamaji's minted client
+// certificates do not follow: see docs/kamaji.md), else NewCAKey.
+func CAKey(existing *cmapi.Certificate) *cmapi.CertificatePrivateKey {
+	if existing == nil || existing.Spec.PrivateKey == nil || existing.Spec.PrivateKey.Algorithm == "" {
+		return NewCAKey()
+	}
+	key := existing.Spec.PrivateKey.DeepCopy()
+	key.RotationPolicy = cmapi.RotationPolicyNever
+	return key
+}
+
+// PKI is the tenant's CA chain: a self-signed Issuer, the CA Certificate it signs (with caKey,
+// from CAKey), and the CA Issuer that signs the etcd leaves and the DataStore's root client
+// certificate.
+func PKI(n Names, caKey *cmapi.CertificatePrivateKey) []any {
 	selfSigned := &cmapi.Issuer{TypeMeta: typeMeta(cmapi.IssuerKind), ObjectMeta: n.meta(n.SelfSignedIssuer(), n.Namespace),
 		Spec: cmapi.IssuerSpec{IssuerConfig: cmapi.IssuerConfig{SelfSigned: &cmapi.SelfSignedIssuer{}}}}
 	ca := &cmapi.Certificate{TypeMeta: typeMeta(cmapi.CertificateKind), ObjectMeta: n.meta(n.CA(), n.Namespace),
 		Spec: cmapi.CertificateSpec{IsCA: true, CommonName: n.CA(), SecretName: n.CA(), Duration: &caDuration,
 			SecretTemplate: &cmapi.CertificateSecretTemplate{Labels: n.Labels()},
-			PrivateKey:     &cmapi.CertificatePrivateKey{Algorithm: cmapi.ECDSAKeyAlgorithm, Size: 256, RotationPolicy: cmapi.RotationPolicyNever},
+			PrivateKey:     caKey,
 			Usages:         []cmapi.KeyUsage{cmapi.UsageCertSign, cmapi.UsageCRLSign, cmapi.UsageDigitalSignature},
 			IssuerRef:      cmmeta.IssuerReference{Name: n.SelfSignedIssuer(), Kind: cmapi.IssuerKind, Group: "cert-manager.io"}}}
 	caIssuer := &cmapi.Issuer{TypeMeta: typeMeta(cmapi.IssuerKind), ObjectMeta: n.meta(n.CA(), n.Namespace),

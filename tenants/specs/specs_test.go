@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -90,7 +91,37 @@ func TestBuilders(t *testing.T) {
 	if tls.CertificateAuthority.PrivateKey.SecretReference.Name != n.CA() || tls.ClientCertificate.Certificate.SecretReference.Name != n.ClientCertificate() {
 		t.Errorf("DataStore TLS %+v", tls)
 	}
-	if got := len(PKI(n)); got != 4 {
-		t.Errorf("PKI has %d objects", got)
+	pki := PKI(n, NewCAKey())
+	if got := len(pki); got != 4 {
+		t.Fatalf("PKI has %d objects", got)
+	}
+	if key := pki[1].(*cmapi.Certificate).Spec.PrivateKey; key.Algorithm != cmapi.RSAKeyAlgorithm || key.Encoding != cmapi.PKCS1 ||
+		key.RotationPolicy != cmapi.RotationPolicyNever {
+		t.Errorf("CA key %+v: want RSA in PKCS#1, never rotated (Kamaji 1.0.0 parses nothing else)", key)
+	}
+}
+
+// A new CA is RSA; an existing one keeps its key (changing it would re-key the tenant's trust).
+func TestCAKey(t *testing.T) {
+	ecdsa := &cmapi.Certificate{Spec: cmapi.CertificateSpec{PrivateKey: &cmapi.CertificatePrivateKey{Algorithm: cmapi.ECDSAKeyAlgorithm, Size: 256,
+		RotationPolicy: cmapi.RotationPolicyNever}}}
+	for _, tc := range []struct {
+		name     string
+		existing *cmapi.Certificate
+		algo     cmapi.PrivateKeyAlgorithm
+		size     int
+	}{
+		{"new", nil, cmapi.RSAKeyAlgorithm, 4096},
+		{"no key spec", &cmapi.Certificate{}, cmapi.RSAKeyAlgorithm, 4096},
+		{"an earlier release's ECDSA CA", ecdsa, cmapi.ECDSAKeyAlgorithm, 256},
+		{"an RSA CA", &cmapi.Certificate{Spec: cmapi.CertificateSpec{PrivateKey: NewCAKey()}}, cmapi.RSAKeyAlgorithm, 4096},
+	} {
+		got := CAKey(tc.existing)
+		if got.Algorithm != tc.algo || got.Size != tc.size || got.RotationPolicy != cmapi.RotationPolicyNever {
+			t.Errorf("%s: %+v, want %s %d never rotated", tc.name, got, tc.algo, tc.size)
+		}
+	}
+	if CAKey(ecdsa) == ecdsa.Spec.PrivateKey {
+		t.Error("CAKey returned the existing object's key, not a copy")
 	}
 }

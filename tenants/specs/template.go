@@ -25,7 +25,8 @@ type ClusterSpec struct {
 
 // Spec is the EtcdCluster spec for one TCP: the cluster-wide template (YAML or JSON, may be
 // empty) with the TCP's override (v1alpha2.AnnotationTenantEtcdSpec, may be empty) merged over
-// it as a JSON merge patch. Unknown fields are refused, so a typo is an error, not a default.
+// it as a JSON merge patch, and the tenant defaults (withTenantDefaults) where both leave an
+// option unset. Unknown fields are refused, so a typo is an error, not a default.
 func Spec(template []byte, override string) (ClusterSpec, error) {
 	var spec ClusterSpec
 	base, err := toJSON(template, "the template")
@@ -49,7 +50,11 @@ func Spec(template []byte, override string) (ClusterSpec, error) {
 	if spec.Typed.TLS != nil {
 		return spec, ErrTLSInTemplate
 	}
-	return spec, json.Unmarshal(base, &spec.Raw)
+	if err := json.Unmarshal(base, &spec.Raw); err != nil {
+		return spec, err
+	}
+	withTenantDefaults(&spec)
+	return spec, nil
 }
 
 // toJSON reads a YAML or JSON object; empty is {}.

@@ -41,16 +41,22 @@ const (
 
 // Reasons of the tenant controller's Events and of AnnotationTenantEtcdState.
 const (
-	ReasonTenantEtcdCreated     = "TenantEtcdCreated"
-	ReasonTenantEtcdReady       = "TenantEtcdReady"
-	ReasonTenantEtcdNotReady    = "TenantEtcdNotReady"
-	ReasonDataStoreCreated      = "DataStoreCreated"
-	ReasonDataStoreSet          = "DataStoreSet"
-	ReasonForeignDataStore      = "ForeignDataStore"
-	ReasonTenantTemplateInvalid = "TemplateInvalid"
-	ReasonTenantApplyFailed     = "ApplyFailed"
-	ReasonTenantNameTooLong     = "NameTooLong"
-	ReasonDataStoreInUse        = "DataStoreInUse"
-	ReasonTenantEtcdDeleted     = "TenantEtcdDeleted"
-	ReasonTenantEtcdRetained    = "TenantEtcdRetained"
+	ReasonTenantEtcdCreated  = "TenantEtcdCreated"
+	ReasonTenantEtcdReady    = "TenantEtcdReady"
+	ReasonTenantEtcdNotReady = "TenantEtcdNotReady"
+	ReasonDataStoreCreated   = "DataStoreCreated"
+	ReasonDataStoreSet       = "DataStoreSet"
+	// ReasonDataStoreMigration: a TCP that had served from Kamaji's default DataStore was moved
+	// to its own; Kamaji migrates its keys.
+	ReasonDataStoreMigration = "DataStoreMigration"
+	// ReasonDataStoreSwitchPending: a TCP that has served from Kamaji's default DataStore stays
+	// there until its own etcd is Available.
+	ReasonDataStoreSwitchPending = "DataStoreSwitchPending"
+	ReasonForeignDataStore       = "ForeignDataStore"
+	ReasonTenantTemplateInvalid  = "TemplateInvalid"
+	ReasonTenantApplyFailed      = "ApplyFailed"
+	ReasonTenantNameTooLong      = "NameTooLong"
+	ReasonDataStoreInUse         = "DataStoreInUse"
+	ReasonTenantEtcdDeleted      = "TenantEtcdDeleted"
+	ReasonTenantEtcdRetained     = "TenantEtcdRetained"
 )

@@ -52,6 +52,7 @@ type tenantOptions struct {
 	backupFile     string
 	serveByDefault bool
 	deletionPolicy string
+	kamajiDefault  string
 }
 
 func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
@@ -81,6 +82,8 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 		"serve TenantControlPlanes that neither their annotation nor their namespace's label "+v1alpha2.AnnotationTenantEtcd+" decides")
 	fs.StringVar(&o.tenant.deletionPolicy, "tenant-deletion-policy", v1alpha2.TenantDeletionDelete,
 		"what becomes of a tenant's etcd and DataStore once its TenantControlPlane is gone: Delete or Retain")
+	fs.StringVar(&o.tenant.kamajiDefault, "tenant-kamaji-default-datastore", tenants.KamajiDefaultDataStore,
+		"the DataStore Kamaji's webhook writes into TenantControlPlanes created without one (Kamaji's defaultDatastoreName): a served TCP on it moves to its own etcd; empty treats it as any DataStore not made by the tenant controller (left alone)")
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -194,7 +197,7 @@ func run(args []string) error {
 	}
 	if o.tenantController {
 		if err := tenants.Setup(mgr, tenants.Files{Template: o.tenant.templateFile, Backup: o.tenant.backupFile}, tenants.Options{ServeByDefault: o.tenant.serveByDefault,
-			DeletionPolicy: o.tenant.deletionPolicy, Workers: o.workers}); err != nil {
+			DeletionPolicy: o.tenant.deletionPolicy, KamajiDefaultDataStore: o.tenant.kamajiDefault, Workers: o.workers}); err != nil {
 			return err
 		}
 	}

@@ -42,16 +42,16 @@ func TestFlags(t *testing.T) {
 
 func TestTenantFlags(t *testing.T) {
 	o, err := parseFlags([]string{"--enable-tenant-controller", "--tenant-etcd-template=/etc/t.yaml", "--tenant-backup-template=/etc/b.yaml", "--tenant-serve-by-default",
-		"--tenant-deletion-policy=Retain", "--cluster-domain=x"}, &zap.Options{})
+		"--tenant-deletion-policy=Retain", "--tenant-kamaji-default-datastore=", "--cluster-domain=x"}, &zap.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tenantOptions{templateFile: "/etc/t.yaml", backupFile: "/etc/b.yaml", serveByDefault: true, deletionPolicy: "Retain"}
+	want := tenantOptions{templateFile: "/etc/t.yaml", backupFile: "/etc/b.yaml", serveByDefault: true, deletionPolicy: "Retain", kamajiDefault: ""}
 	if !o.tenantController || o.tenant != want {
 		t.Errorf("tenant options %+v, want %+v", o.tenant, want)
 	}
-	if o, _ := parseFlags([]string{"--cluster-domain=x"}, &zap.Options{}); o.tenantController || o.tenant.deletionPolicy != "Delete" {
-		t.Errorf("defaults: enabled %v, policy %q", o.tenantController, o.tenant.deletionPolicy)
+	if o, _ := parseFlags([]string{"--cluster-domain=x"}, &zap.Options{}); o.tenantController || o.tenant.deletionPolicy != "Delete" || o.tenant.kamajiDefault != "default" {
+		t.Errorf("defaults: enabled %v, policy %q, Kamaji's default DataStore %q", o.tenantController, o.tenant.deletionPolicy, o.tenant.kamajiDefault)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -131,33 +132,37 @@ func PlayKamaji(t *testing.T, c *framework.Cluster, dsName, user, schema string)
 	return TenantCreds{Endpoints: ds.Spec.Endpoints, CAPEM: caPEM, CertPEM: certPEM, KeyPEM: keyPEM}
 }
 
-// MintClient signs a client certificate with CN cn by the CA (as Kamaji does per tenant).
+// MintClient signs a client certificate with CN cn by the CA as Kamaji 1.0.0 does per tenant:
+// it reads the CA key only as PKCS#1 RSA (x509.ParsePKCS1PrivateKey; a CA of another key type
+// fails here as it fails in Kamaji) and gives the tenant an RSA 2048 key.
 func MintClient(t *testing.T, caPEM, caKeyPEM []byte, cn string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	ca, err := tls.X509KeyPair(caPEM, caKeyPEM)
+	caBlock, _ := pem.Decode(caPEM)
+	keyBlock, _ := pem.Decode(caKeyPEM)
+	if caBlock == nil || keyBlock == nil {
+		t.Fatal("the DataStore's CA certificate or key is not PEM")
+	}
+	caCert, err := x509.ParseCertificate(caBlock.Bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, err := x509.ParseCertificate(ca.Certificate[0])
+	caKey, err := x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Kamaji 1.0.0 cannot sign with the DataStore's CA key (PEM %s): %v", keyBlock.Type, err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, ca.PrivateKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 }
 
 const apiserverToken = "tenant-admin-token"
