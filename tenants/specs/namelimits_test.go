@@ -36,7 +36,7 @@ func TestTenantNamesFitTheirLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			objs := []runtime.Object{cluster, BackupSchedule(n, backup), DataStore(n)}
-			for _, o := range PKI(n) {
+			for _, o := range PKI(n, CAKey(nil)) {
 				objs = append(objs, o.(runtime.Object))
 			}
 			for _, o := range objs {
