@@ -285,14 +285,14 @@ const (
 // Snapshot, schedule and restore reasons (the Ready condition of EtcdSnapshot,
 // EtcdBackupSchedule and EtcdRestore).
 const (
-	ReasonSnapshotPending   = "Pending"
-	ReasonAgentStarted      = "AgentStarted"
-	ReasonSnapshotStored    = "SnapshotStored"
-	ReasonClusterNotFound   = "ClusterNotFound"
-	ReasonClusterNotReady   = "ClusterNotReady"
-	ReasonAgentImageMissing = "AgentImageNotConfigured"
-	ReasonAgentLost         = "AgentLost"
-	ReasonSuperseded        = "Superseded"
+	ReasonSnapshotPending         = "Pending"
+	ReasonAgentStarted            = "AgentStarted"
+	ReasonSnapshotStored          = "SnapshotStored"
+	ReasonClusterNotFound         = "ClusterNotFound"
+	ReasonClusterNotReady         = "ClusterNotReady"
+	ReasonAgentImageNotConfigured = "AgentImageNotConfigured"
+	ReasonAgentLost               = "AgentLost"
+	ReasonSuperseded              = "Superseded"
 	// ReasonCredentialsMissing: the S3 credentials Secret or one of its keys is missing.
 	ReasonCredentialsMissing = "CredentialsMissing"
 	// ReasonDestinationInvalid: the destination PVC does not exist.
