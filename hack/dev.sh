@@ -57,14 +57,33 @@ echo "[dev] waiting for all $REPLICAS members of default/sample to be ready ..."
 "$KUBECTL" wait etcdcluster/sample --for=jsonpath='{.status.readyMembers}'="$REPLICAS" --timeout=5m >/dev/null
 "$KUBECTL" wait etcdcluster/sample --for=condition=Progressing=False --timeout=5m >/dev/null
 
+# The PATH printed below: kubectl from the tools cache, kubectl-etcd from bin/ (make build), and the
+# etcdctl of the sample's etcd version, which `kubectl etcd etcdctl` runs from PATH. Checked here,
+# and the plugin run through it once, so every command printed works as printed.
+VERSION="$("$KUBECTL" get etcdcluster/sample -o jsonpath='{.spec.version}')"
+DEV_PATH="$PWD/bin:$(dirname "$KUBECTL"):$TOOLS_DIR/etcd-v$VERSION"
+for tool in kubectl kubectl-etcd etcdctl; do
+	if ! PATH="$DEV_PATH" command -v "$tool" >/dev/null; then
+		echo "[dev] $tool is not on the PATH printed below ($DEV_PATH): make build and make tools provide it" >&2
+		exit 1
+	fi
+done
+if ! out="$(PATH="$DEV_PATH:$PATH" kubectl etcd etcdctl sample -- endpoint health 2>&1)"; then
+	echo "[dev] kubectl etcd etcdctl sample -- endpoint health failed through the PATH printed below:" >&2
+	echo "$out" >&2
+	exit 1
+fi
+
 cat <<MSG
 
 [dev] The local cluster "$NAME" is up with a $REPLICAS-member etcd cluster, every member ready. In another shell:
 
   export KUBECONFIG=$KUBECONFIG
-  export PATH=$PWD/bin:$(dirname "$KUBECTL"):\$PATH    # kubectl and the kubectl-etcd plugin
+  export PATH=$DEV_PATH:\$PATH    # kubectl, the kubectl-etcd plugin, etcdctl $VERSION
   kubectl get etcdclusters,etcdmembers,pods -o wide
   kubectl etcd status sample
+  kubectl etcd etcdctl sample -- put greeting hello
+  kubectl etcd etcdctl sample -- get greeting
   kubectl exec \$(kubectl get pods -l etcd-operator.cozystack.io/cluster=sample -o name | head -1) -- \\
       etcdctl --endpoints=http://sample-client:2379 member list -w table
   kubectl scale etcdcluster/sample --replicas=5

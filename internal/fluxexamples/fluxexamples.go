@@ -1,7 +1,9 @@
 // Package fluxexamples loads the Flux examples in docs/examples/flux strictly into Flux's own Go
-// types (helm-controller's HelmRelease v2, source-controller's HelmRepository v1) and checks that
-// they hang together: every sourceRef and dependsOn names an object of the set. A misspelt or
-// misplaced field fails the strict decode, so an example cannot drift from what Flux accepts.
+// types (helm-controller's HelmRelease v2, source-controller's OCIRepository and HelmRepository v1)
+// and checks that they install as promised: every chartRef and dependsOn names an object of the
+// set in the referrer's own namespace (helm-controller with --no-cross-namespace-refs=true refuses
+// any other), charts come from OCIRepositories, never from a HelmRepository of type oci. A misspelt
+// or misplaced field fails the strict decode, so an example cannot drift from what Flux accepts.
 package fluxexamples
 
 import (

@@ -285,14 +285,14 @@ const (
 // Snapshot, schedule and restore reasons (the Ready condition of EtcdSnapshot,
 // EtcdBackupSchedule and EtcdRestore).
 const (
-	ReasonSnapshotPending   = "Pending"
-	ReasonAgentStarted      = "AgentStarted"
-	ReasonSnapshotStored    = "SnapshotStored"
-	ReasonClusterNotFound   = "ClusterNotFound"
-	ReasonClusterNotReady   = "ClusterNotReady"
-	ReasonAgentImageMissing = "AgentImageNotConfigured"
-	ReasonAgentLost         = "AgentLost"
-	ReasonSuperseded        = "Superseded"
+	ReasonSnapshotPending         = "Pending"
+	ReasonAgentStarted            = "AgentStarted"
+	ReasonSnapshotStored          = "SnapshotStored"
+	ReasonClusterNotFound         = "ClusterNotFound"
+	ReasonClusterNotReady         = "ClusterNotReady"
+	ReasonAgentImageNotConfigured = "AgentImageNotConfigured"
+	ReasonAgentLost               = "AgentLost"
+	ReasonSuperseded              = "Superseded"
 	// ReasonCredentialsMissing: the S3 credentials Secret or one of its keys is missing.
 	ReasonCredentialsMissing = "CredentialsMissing"
 	// ReasonDestinationInvalid: the destination PVC does not exist.
@@ -397,6 +397,7 @@ const (
 	MsgVersionFormat            = "spec.version must be an etcd release in the form MAJOR.MINOR.PATCH, e.g. 3.6.16 (no leading v)"
 	MsgVersionReachable         = "spec.version must be reachable in one step from the version every member runs (status.members[].version): the same minor, one minor up, or one minor down from 3.6 or later; let a running upgrade or downgrade finish before the next"
 	MsgVersionPath              = "spec.version may change by any patch, one minor up, or one minor down from 3.6 or later (etcd's downgrade procedure), one minor at a time; skipping a minor, a major change and a downgrade below 3.5 are refused"
+	MsgMemberReplicasOne        = "spec.replicas of an EtcdMember is always 1 (one member, one Pod; it exists for the /scale that PodDisruptionBudgets over member Pods resolve): scale the EtcdCluster's spec.replicas instead"
 	MsgPauseMemory              = "spec.replicas=0 with spec.storage.medium=Memory is unsupported: pausing a memory-backed cluster wedges on resume. Delete and recreate the cluster instead."
 	MsgMemorySizePositive       = "spec.storage.size must be > 0 when spec.storage.medium=Memory (the tmpfs sizeLimit cannot be zero)."
 	MsgMediumImmutable          = "spec.storage.medium is immutable; delete and recreate the cluster to change the storage backend"

@@ -15,7 +15,7 @@ import (
 // means a marker and its constant have drifted apart, and tests asserting on it would lie.
 var celMessages = []string{
 	v1.MsgVersionFormat, v1.MsgDefragAllExclusive, v1.MsgDefragFreeSpacePositive, v1.MsgDefragMinReclaimPositive,
-	v1.MsgDefragMinReclaimQuota, v1.MsgDefragMinReclaimBound, v1.MsgDefragClusterRef, v1.MsgDefragSpecImmutable, v1.MsgDefragScheduleClusterRef, v1.MsgDefragScheduleName, v1.MsgVersionPath, v1.MsgVersionReachable, v1.MsgPauseMemory, v1.MsgMemorySizePositive, v1.MsgMediumImmutable,
+	v1.MsgDefragMinReclaimQuota, v1.MsgDefragMinReclaimBound, v1.MsgDefragClusterRef, v1.MsgDefragSpecImmutable, v1.MsgDefragScheduleClusterRef, v1.MsgDefragScheduleName, v1.MsgVersionPath, v1.MsgVersionReachable, v1.MsgMemberReplicasOne, v1.MsgPauseMemory, v1.MsgMemorySizePositive, v1.MsgMediumImmutable,
 	v1.MsgSizeNoShrink, v1.MsgTLSClientImmutable, v1.MsgTLSPeerImmutable, v1.MsgStorageClassAddRemove,
 	v1.MsgStorageClassImmutable, v1.MsgAuthNoDisable, v1.MsgAuthRequiresClientTLS,
 	v1.MsgAuthRequiresSecret, v1.MsgAuthPasswordlessFixed, v1.MsgAuthRootExclusive, v1.MsgBootstrapAddRemove, v1.MsgBootstrapImmutable, v1.MsgRestoreMemory,

@@ -83,10 +83,13 @@ type EtcdMemberSpec struct {
 	// ClusterToken is --initial-cluster-token.
 	ClusterToken string `json:"clusterToken"`
 
-	// Replicas is always 1; it exists so PDBs that resolve /scale work over member Pods.
+	// Replicas is always 1: one member is one Pod. The operator never reads it; it is the spec
+	// side of the member's /scale subresource, kept as in the public operator's API. A
+	// PodDisruptionBudget with maxUnavailable or a percentage over member Pods resolves the
+	// expected Pod count through the /scale of each Pod's controller (the EtcdMember), so such
+	// budgets written by users keep working. Scale the EtcdCluster instead.
 	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1
+	// +kubebuilder:validation:XValidation:rule="self == 1",message="spec.replicas of an EtcdMember is always 1 (one member, one Pod; it exists for the /scale that PodDisruptionBudgets over member Pods resolve): scale the EtcdCluster's spec.replicas instead"
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 

@@ -60,8 +60,11 @@ func (r *Reconciler) finish(ctx context.Context, st *clusterState) (reconcile.Re
 	r.recordMetrics(st)
 	switch {
 	case st.err != nil && etcd.IsRetryable(st.err):
+		// Routine, so debug: a learner's join and promotion meet these refusals several times
+		// each, and retrying is the plan. One that lasts keeps Progressing on the step until
+		// the progress deadline reports it, and counts in the EtcdRetry reconcile-error metric.
 		d := min(r.retries().Next(key(c)), maxEtcdRetry)
-		log.FromContext(ctx).Info("etcd asked to retry later", "after", d, "reason", st.err.Error())
+		log.FromContext(ctx).V(1).Info("etcd asked to retry later", "after", d, "reason", st.err.Error())
 		return reconcile.Result{RequeueAfter: d}, nil
 	case st.err != nil:
 		r.event(c, corev1.EventTypeWarning, v1alpha2.ReasonReconcileFailed, failedStep(st), "%s: %v", failedStep(st), st.err)

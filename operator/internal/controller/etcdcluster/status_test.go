@@ -1,14 +1,23 @@
 package etcdcluster
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
@@ -149,5 +158,32 @@ func TestFailedStepNamed(t *testing.T) {
 	st.action = membership.Action{Kind: membership.AddMember}
 	if got := failedStep(st); got != string(membership.AddMember) {
 		t.Fatalf("failedStep = %q", got)
+	}
+}
+
+// etcd's by-design refusals are the plan of a learner's join (an ordinary one met eight), not
+// news: the pass retries within a second and says nothing at info, only at debug.
+func TestRetryableRefusalIsDebugOnly(t *testing.T) {
+	c := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u"}}
+	cl := fake.NewClientBuilder().WithScheme(certScheme(t)).WithObjects(c).WithStatusSubresource(c).Build()
+	r := &Reconciler{Client: cl}
+	for _, verbosity := range []int{0, 1} {
+		var lines []string
+		logger := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: verbosity})
+		ctx := log.IntoContext(context.Background(), logger)
+		got := &v1alpha2.EtcdCluster{}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(c), got); err != nil {
+			t.Fatal(err)
+		}
+		st := &clusterState{cluster: got, status: got.Status.DeepCopy(), memo: r.memo(got),
+			err: fmt.Errorf("promoting: %w", rpctypes.ErrGRPCLearnerNotReady)}
+		res, err := r.finish(ctx, st)
+		if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > maxEtcdRetry {
+			t.Fatalf("verbosity %d: result %+v, err %v; want a retry within %v", verbosity, res, err, maxEtcdRetry)
+		}
+		retryLogged := slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "etcd asked to retry later") })
+		if retryLogged != (verbosity >= 1) {
+			t.Errorf("verbosity %d: retry logged %v, want it at debug (V(1)) only; lines %q", verbosity, retryLogged, lines)
+		}
 	}
 }

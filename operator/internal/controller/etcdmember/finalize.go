@@ -34,7 +34,9 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha2.EtcdMember) (reco
 		done, err := r.removeFromEtcd(ctx, m, cluster)
 		if err != nil && etcd.IsRetryable(err) {
 			d := r.retries().Next(string(m.UID))
-			log.FromContext(ctx).Info("etcd refused the removal for now; retrying", "after", d, "reason", err.Error())
+			// Routine during a scale-down (etcd refuses reconfiguration for seconds after a
+			// peer connects): debug, not info.
+			log.FromContext(ctx).V(1).Info("etcd refused the removal for now; retrying", "after", d, "reason", err.Error())
 			return reconcile.Result{RequeueAfter: d}, nil
 		}
 		if err != nil || !done {

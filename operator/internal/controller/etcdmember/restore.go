@@ -26,7 +26,7 @@ func (r *Reconciler) checkRestore(ctx context.Context, st *memberState) (bool, e
 	}
 	if r.AgentImage == "" {
 		st.waiting, st.waitingReason = "the operator runs without --agent-image, which a restore from a snapshot needs; "+
-			"the Pod is not created (it would start an empty cluster)", v1alpha2.ReasonAgentImageMissing
+			"the Pod is not created (it would start an empty cluster)", v1alpha2.ReasonAgentImageNotConfigured
 		return true, nil
 	}
 	if refused, ok := restoreRefused(st.member); ok && refused.Revision == st.revision {

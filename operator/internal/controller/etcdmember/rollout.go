@@ -102,7 +102,7 @@ func (r *Reconciler) restartEtcdForced(ctx context.Context, st *memberState) (bo
 	}
 	if r.AgentImage == "" {
 		st.waiting, st.waitingReason = "the rebuild restarts this tmpfs survivor's etcd in place with the operator's image, "+
-			"and the operator runs without --agent-image", v1alpha2.ReasonAgentImageMissing
+			"and the operator runs without --agent-image", v1alpha2.ReasonAgentImageNotConfigured
 		return true, nil
 	}
 	pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers,

@@ -43,7 +43,7 @@ func (r *Reconciler) sourceVerified(ctx context.Context, er *v1alpha2.EtcdRestor
 
 func (r *Reconciler) startVerify(ctx context.Context, er *v1alpha2.EtcdRestore, c *v1alpha2.EtcdCluster, mr *v1alpha2.MemberRestore) error {
 	if r.AgentImage == "" {
-		return r.fail(ctx, er, v1alpha2.ReasonAgentImageMissing,
+		return r.fail(ctx, er, v1alpha2.ReasonAgentImageNotConfigured,
 			"the operator runs without --agent-image: it can neither check nor restore the source; the cluster was not touched")
 	}
 	if err := r.Client.Create(ctx, resources.RestoreVerifyPod(er, c, mr, r.AgentImage)); client.IgnoreAlreadyExists(err) != nil {

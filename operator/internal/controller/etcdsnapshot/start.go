@@ -43,7 +43,7 @@ func (r *Reconciler) start(ctx context.Context, s *v1alpha2.EtcdSnapshot) (recon
 		return reconcile.Result{}, err
 	}
 	if r.AgentImage == "" {
-		return reconcile.Result{}, r.fail(ctx, s, v1alpha2.ReasonAgentImageMissing,
+		return reconcile.Result{}, r.fail(ctx, s, v1alpha2.ReasonAgentImageNotConfigured,
 			"the operator runs without --agent-image; it cannot start the agent that takes snapshots")
 	}
 	if reason, msg, err := r.checkDestination(ctx, s); err != nil || reason != "" {
