@@ -29,12 +29,10 @@ func (s *suite) testLongNames(t *testing.T) {
 	}
 	s.tcp(t, ns.Name, longest, optIn, "")
 	tcp := &kamaji.TenantControlPlane{}
-	waitFor(t, "the longest TCP name served", func() bool {
-		return s.get(t, client.ObjectKey{Namespace: ns.Name, Name: longest}, tcp) && tcp.Spec.DataStore == n.DataStore
+	waitFor(t, "the longest TCP name served, its annotation naming the shortened cluster "+n.Cluster, func() bool {
+		return s.get(t, client.ObjectKey{Namespace: ns.Name, Name: longest}, tcp) && tcp.Spec.DataStore == n.DataStore &&
+			tcp.Annotations[v1alpha2.AnnotationTenantEtcdCluster] == n.Cluster
 	})
-	if got := tcp.Annotations[v1alpha2.AnnotationTenantEtcdCluster]; got != n.Cluster {
-		t.Errorf("cluster annotation %q, want %q", got, n.Cluster)
-	}
 	if !s.get(t, client.ObjectKey{Namespace: ns.Name, Name: n.Cluster}, &v1alpha2.EtcdCluster{}) {
 		t.Errorf("no EtcdCluster %s", n.Cluster)
 	}
