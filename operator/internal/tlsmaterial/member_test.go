@@ -25,9 +25,12 @@ func TestRegistrationHost(t *testing.T) {
 	issue := func(dns ...string) map[string][]byte {
 		return ca.SecretData(t, dns, []net.IP{pki.LoopbackIP}, both...)
 	}
+	// Cozystack's are RSA (4096 bits there; 2048 here, for speed) with PKCS#1 keys.
+	cozystack := pkitest.NewRSACA(t, "etcd-ca", 2048).SecretData(t,
+		[]string{"etcd", "etcd.ns.svc", "*.etcd.ns.svc", "*.etcd-headless.ns.svc", "localhost"}, []net.IP{pki.LoopbackIP}, both...)
 	cl := newClient(t,
 		secret("ours", ca.SecretData(t, ours.DNS, ours.IPs, both...)),
-		secret("cozystack", issue("etcd", "etcd.ns.svc", "*.etcd.ns.svc", "*.etcd-headless.ns.svc", "localhost")),
+		secret("cozystack", cozystack),
 		secret("fqdn-only", issue("*.etcd.ns.svc."+domain)),
 		secret("other-namespace", issue("*.etcd.other.svc", "etcd", "etcd.other.svc")))
 	src := NewSource(cl, nil)
