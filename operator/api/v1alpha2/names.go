@@ -81,6 +81,17 @@ func MemberFQDN(m *EtcdMember, domain string) string {
 	return MemberHostOf(m) + "." + domain
 }
 
+// RegisteredPeerURL is the member's own entry of spec.initialCluster: the peer URL it is
+// registered with in etcd, once it is.
+func RegisteredPeerURL(m *EtcdMember) (string, bool) {
+	for _, e := range strings.Split(m.Spec.InitialCluster, ",") {
+		if name, u, ok := strings.Cut(e, "="); ok && name == m.Name {
+			return u, true
+		}
+	}
+	return "", false
+}
+
 // Certificates the operator emits for certManager planes, and the Secrets cert-manager fills.
 func ServerCertificateName(cluster string) string         { return cluster + "-server" }
 func ServerSecretName(cluster string) string              { return cluster + "-server-tls" }

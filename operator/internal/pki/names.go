@@ -5,9 +5,11 @@
 package pki
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
@@ -94,28 +96,67 @@ func ServerNames(r ClusterRef) Names {
 // Secret may then serve both planes.
 func PeerNames(r ClusterRef) Names { return ServerNames(r) }
 
-// MemberServerNames are the names a given member's client-plane certificate must cover:
-// its own DNS name (short and FQDN), both Services in every form (clients reach it through
-// them), localhost and 127.0.0.1. Validation checks these rather than the wildcard, so a BYO
-// certificate that enumerates members instead of using a wildcard is accepted exactly when it
-// covers the member about to start.
-func MemberServerNames(r ClusterRef, member string) Names {
-	dns := r.memberHostForms(member)
-	dns = append(dns, r.serviceForms(r.headless())...)
-	dns = append(dns, r.serviceForms(r.client())...)
-	dns = append(dns, LocalhostName)
-	return Names{DNS: dedupe(dns), IPs: []net.IP{LoopbackIP}}
+// DialedNames are the names a member's certificate must cover as a server on either plane: the
+// host of the URL the member advertises there (its registered peer URL's host, which its client
+// URL shares). It is the one name the operator, its agents and the peers dial; a BYO certificate
+// that enumerates members instead of using a wildcard is accepted exactly when it covers the
+// member about to start. Which other names clients dial (the Services, localhost) only their own
+// configuration says: the certificates the operator issues cover them all (ServerNames), and a
+// certificate that omits them is not refused for it.
+func DialedNames(host string) Names { return Names{DNS: []string{host}} }
+
+// PeerClient is what a member's peer certificate must carry to be accepted when the member
+// presents it to a peer as a client. Every etcd peer listener checks a client certificate that
+// has SANs against the connection's remote IP (go.etcd.io/etcd/client/pkg/transport,
+// checkCertSAN): it passes when an IP SAN equals the IP, when a DNS SAN equals the name a
+// reverse lookup of the IP returns (a wildcard "*.x" when that name ends in ".x"), or when a DNS
+// SAN that is not a wildcard resolves to the IP. A Pod's IP is not known before it starts; its
+// reverse name and the names that resolve to it are.
+type PeerClient struct {
+	// Reverse is the name a reverse lookup of the member's Pod IP returns: the FQDN of its
+	// hostname under the headless Service, with the cluster domain.
+	Reverse string
+	// Resolving are the names that resolve to the member's Pod IP from a peer's Pod: the
+	// member's own name in each form the peer's search path completes, and the headless
+	// Service's (it publishes every member, ready or not).
+	Resolving []string
 }
 
-// MemberPeerNames are the names a given member's peer certificate must cover: its own DNS
-// name as peers dial it (short) and as they verify it after a reverse lookup (FQDN).
-func MemberPeerNames(r ClusterRef, member string) Names {
-	return Names{DNS: r.memberHostForms(member)}
+// PeerClientNames is PeerClient for a member of the cluster. The FQDN wildcard the operator
+// issues matches the reverse name; certificates that name only the short .svc forms (as
+// Cozystack's do) pass through the headless Service's name, which resolves to every member.
+func PeerClientNames(r ClusterRef, member string) PeerClient {
+	h := r.headless()
+	host := v1alpha2.MemberHost(member, h, r.Namespace)
+	fqdn := host + "." + r.domain()
+	resolving := []string{member + "." + h, fmt.Sprintf("%s.%s.%s", member, h, r.Namespace), host, fqdn}
+	return PeerClient{Reverse: fqdn, Resolving: append(resolving, r.serviceForms(h)...)}
 }
 
-func (r ClusterRef) memberHostForms(member string) []string {
-	host := v1alpha2.MemberHost(member, r.headless(), r.Namespace)
-	return []string{host, host + "." + r.domain()}
+// accepts applies etcd's check to the certificate's SANs, with the Pod IP unknown.
+func (p PeerClient) accepts(c *x509.Certificate) bool {
+	if len(c.DNSNames) == 0 {
+		return len(c.IPAddresses) == 0 // no SAN at all: etcd does not check
+	}
+	for _, san := range c.DNSNames {
+		if suffix, wild := strings.CutPrefix(san, "*"); wild {
+			if strings.HasPrefix(suffix, ".") && strings.HasSuffix(p.Reverse, suffix) {
+				return true
+			}
+			continue
+		}
+		if san == p.Reverse || slices.Contains(p.Resolving, san) {
+			return true
+		}
+	}
+	return false
+}
+
+// problem says what the certificate lacks for peers to accept it.
+func (p PeerClient) problem() string {
+	return fmt.Sprintf("is refused by peers when the member presents it as a client: etcd matches it with the member's Pod IP, "+
+		"so a SAN must be %q (what a reverse lookup of the Pod IP returns; a wildcard it ends in counts) or, without a wildcard, "+
+		"a name that resolves to the Pod: %s", p.Reverse, quoteAll(p.Resolving))
 }
 
 func dedupe(in []string) []string {

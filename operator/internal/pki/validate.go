@@ -44,6 +44,8 @@ type Requirement struct {
 	What string
 	// Names must each be covered by a SAN (wildcards in the certificate count, as in TLS).
 	Names Names
+	// PeerClient, when set, is what etcd's peers check of the certificate presented as a client.
+	PeerClient *PeerClient
 	// Usages must each be present in the certificate's extended key usage.
 	Usages []Usage
 	// Now is the validity instant; zero means time.Now().
@@ -149,6 +151,9 @@ func Validate(certPEM, caPEM []byte, r Requirement) error {
 	missing := missingNames(leaf, r.Names)
 	if len(missing) > 0 {
 		add(ProblemMissingSAN, "does not cover %s (certificate SANs: %s)", quoteAll(missing), describeSANs(leaf))
+	}
+	if r.PeerClient != nil && !r.PeerClient.accepts(leaf) {
+		add(ProblemMissingSAN, "%s (certificate SANs: %s)", r.PeerClient.problem(), describeSANs(leaf))
 	}
 	for _, u := range r.Usages {
 		if !hasExtKeyUsage(leaf, extKeyUsages[u]) {

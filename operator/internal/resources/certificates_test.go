@@ -228,18 +228,22 @@ func TestEmittedCertificatesPassValidation(t *testing.T) {
 			ips = append(ips, net.ParseIP(ip))
 		}
 		leaf := ca.SecretData(t, cert.Spec.DNSNames, ips, extUsages(cert.Spec.Usages)...)
-		var r pki.Requirement
-		switch cert.Name {
-		case v1alpha2.ServerCertificateName(c.Name):
-			r = pki.Requirement{Names: pki.MemberServerNames(ref, "etcd-q8x2m"), Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
-		case v1alpha2.PeerCertificateName(c.Name):
-			r = pki.Requirement{Names: pki.MemberPeerNames(ref, "etcd-q8x2m"), Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
-		default:
-			r = pki.Requirement{Usages: []pki.Usage{pki.UsageClientAuth}}
-		}
-		r.What = cert.Name
-		if err := pki.Validate(leaf[pki.KeyCert], ca.PEM, r); err != nil {
-			t.Error(err)
+		host := v1alpha2.MemberHost("etcd-q8x2m", c.Name, c.Namespace)
+		client := pki.PeerClientNames(ref, "etcd-q8x2m")
+		for _, h := range []string{host, host + ".cozy.local"} { // either form a member is registered under
+			var r pki.Requirement
+			switch cert.Name {
+			case v1alpha2.ServerCertificateName(c.Name):
+				r = pki.Requirement{Names: pki.DialedNames(h), Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
+			case v1alpha2.PeerCertificateName(c.Name):
+				r = pki.Requirement{Names: pki.DialedNames(h), PeerClient: &client, Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
+			default:
+				r = pki.Requirement{Usages: []pki.Usage{pki.UsageClientAuth}}
+			}
+			r.What = cert.Name
+			if err := pki.Validate(leaf[pki.KeyCert], ca.PEM, r); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }

@@ -65,7 +65,7 @@ func TestPodGolden(t *testing.T) {
 	learner.Spec.TLS = &v1alpha2.MemberTLS{ClientServerSecretRef: &corev1.LocalObjectReference{Name: "server-tls"},
 		ClientMTLS: true, PeerSecretRef: &corev1.LocalObjectReference{Name: "peer-tls"}, TrustBundle: "etcd-trust-abc"}
 	learner.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
-	learner.Spec.InitialCluster = "etcd-abcde=https://etcd-abcde.etcd.tenant.svc:2380,etcd-fghij=" + NewPeerURL(learner, "cluster.local")
+	learner.Spec.InitialCluster = "etcd-abcde=https://etcd-abcde.etcd.tenant.svc:2380,etcd-fghij=" + NewPeerURL(learner, v1alpha2.MemberFQDN(learner, "cluster.local"))
 	golden.Assert(t, "pod-memory-learner-tls", Pod(learner, PodOptions{ImageRepository: "quay.io/coreos/etcd", ClusterFormed: true, AgentImage: "ghcr.io/cozystack/etcd-operator:dev"}))
 	if PVC(learner) != nil {
 		t.Error("a tmpfs member must not get a PVC")
@@ -290,7 +290,7 @@ func TestMemberURLs(t *testing.T) {
 	m := testMember("etcd-abcde")
 	m.Spec.TLS = &v1alpha2.MemberTLS{PeerSecretRef: &corev1.LocalObjectReference{Name: "peer"}}
 	fqdn := "https://etcd-abcde.etcd.tenant.svc.cozy.local:2380"
-	if got := NewPeerURL(m, "cozy.local"); got != fqdn {
+	if got := NewPeerURL(m, v1alpha2.MemberFQDN(m, "cozy.local")); got != fqdn {
 		t.Errorf("NewPeerURL = %s, want %s", got, fqdn)
 	}
 	for _, tc := range []struct{ initialCluster, peer, client string }{
@@ -333,7 +333,7 @@ func TestAdoptedLayout(t *testing.T) {
 	if got, want := PeerURL(m), "https://etcd-abcde.etcd-headless.tenant.svc:2380"; got != want {
 		t.Errorf("PeerURL = %s, want %s", got, want)
 	}
-	if got, want := NewPeerURL(m, "cluster.local"), "https://etcd-abcde.etcd-headless.tenant.svc.cluster.local:2380"; got != want {
+	if got, want := NewPeerURL(m, v1alpha2.MemberFQDN(m, "cluster.local")), "https://etcd-abcde.etcd-headless.tenant.svc.cluster.local:2380"; got != want {
 		t.Errorf("NewPeerURL = %s, want %s", got, want)
 	}
 	m.Spec.InitialCluster = "etcd-abcde=" + PeerURL(m)

@@ -9,21 +9,21 @@ import (
 )
 
 // NewPeerURL is the peer URL a member is registered with in etcd (MemberAddAsLearner, or the
-// seed's initial cluster); every later use reads it back from spec.initialCluster.
-func NewPeerURL(m *v1alpha2.EtcdMember, domain string) string {
-	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), v1alpha2.MemberFQDN(m, domain), v1alpha2.PeerPort)
+// seed's initial cluster) under host, the form of its name its certificates cover
+// (tlsmaterial.Source.RegistrationHost); every later use reads it back from spec.initialCluster.
+func NewPeerURL(m *v1alpha2.EtcdMember, host string) string {
+	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), host, v1alpha2.PeerPort)
 }
 
 // PeerURL is the URL a member advertises to its peers: the one it was registered with (its
 // own entry of spec.initialCluster), so members registered in another form (short names by
-// earlier versions, adopted clusters) keep theirs. Before registration it is the short form.
+// earlier versions, the public operator's, adopted clusters) keep theirs. Before registration it
+// is the short form.
 func PeerURL(m *v1alpha2.EtcdMember) string {
-	for _, e := range strings.Split(m.Spec.InitialCluster, ",") {
-		if name, u, ok := strings.Cut(e, "="); ok && name == m.Name {
-			return u
-		}
+	if u, ok := v1alpha2.RegisteredPeerURL(m); ok {
+		return u
 	}
-	return fmt.Sprintf("%s://%s:%d", peerScheme(m.Spec.TLS), v1alpha2.MemberHostOf(m), v1alpha2.PeerPort)
+	return NewPeerURL(m, v1alpha2.MemberHostOf(m))
 }
 
 // ClientURL is the URL a member advertises to clients: its peer URL's host on the client port.

@@ -103,7 +103,11 @@ func (r *Reconciler) bootstrap(ctx context.Context, st *clusterState) error {
 	if m.Spec.InitialCluster != "" {
 		return nil // recorded before a restart of the operator: keep it
 	}
-	return r.recordInitialCluster(ctx, m, m.Name+"="+resources.NewPeerURL(m, r.clusterDomain()))
+	host, err := r.registrationHost(ctx, m)
+	if err != nil {
+		return err
+	}
+	return r.recordInitialCluster(ctx, m, m.Name+"="+resources.NewPeerURL(m, host))
 }
 
 // addMember creates a pending member and registers it right away; were the operator to stop
@@ -131,10 +135,11 @@ func (r *Reconciler) completePending(ctx context.Context, st *clusterState, m *v
 	}
 	added, ok := topology.FindInList(m, list.Members)
 	if !ok {
-		if err := r.checkCertificates(ctx, m); err != nil {
+		host, err := r.registrationHost(ctx, m)
+		if err != nil {
 			return err
 		}
-		if added, err = cli.MemberAddAsLearner(ctx, resources.NewPeerURL(m, r.clusterDomain())); err != nil {
+		if added, err = cli.MemberAddAsLearner(ctx, resources.NewPeerURL(m, host)); err != nil {
 			return fmt.Errorf("MemberAddAsLearner %s: %w", m.Name, err)
 		}
 		crashpoint.Hit(crashpoint.LearnerAdded)
@@ -147,10 +152,21 @@ func (r *Reconciler) completePending(ctx context.Context, st *clusterState, m *v
 	return r.recordInitialCluster(ctx, m, initialCluster(st, m, added.ID, list.Members))
 }
 
-// checkCertificates gates MemberAddAsLearner on the certificates the member's Pod will use, so
-// that a member whose certificate does not cover it never becomes a learner without a Pod.
+// registrationHost is the form of its name the member is registered with, one its certificates
+// cover: registration waits for certificates that fit, so a member whose certificate does not
+// cover it never becomes a learner without a Pod, nor a seed that cannot start.
+func (r *Reconciler) registrationHost(ctx context.Context, m *v1alpha2.EtcdMember) (string, error) {
+	host, err := r.TLS.RegistrationHost(ctx, m, r.clusterDomain())
+	return host, asCertificateNotReady(err)
+}
+
+// checkCertificates gates a restart of the member on the certificates its new Pod will mount.
 func (r *Reconciler) checkCertificates(ctx context.Context, m *v1alpha2.EtcdMember) error {
-	err := r.TLS.CheckMember(ctx, m, r.clusterDomain())
+	return asCertificateNotReady(r.TLS.CheckMember(ctx, m, r.clusterDomain()))
+}
+
+// asCertificateNotReady tells Secrets that are missing or do not fit from other errors.
+func asCertificateNotReady(err error) error {
 	var missing *tlsmaterial.MissingSecretError
 	if _, invalid := pki.AsValidationError(err); invalid || errors.As(err, &missing) {
 		return certificateNotReady{err}

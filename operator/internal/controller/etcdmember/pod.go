@@ -189,8 +189,8 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 
 // syncPodMetadata keeps the role=voter label in step with etcd (the PDB selects on it), flips a
 // seed's initial-cluster-state annotation to "existing" once the cluster has formed (and
-// force-new-cluster to "false" once the rebuild is over), and adopts
-// a Pod without a revision (made before revisions were recorded) as current.
+// force-new-cluster to "false" once the rebuild is over), and records a revision for a Pod
+// without one (see adoptedRevision).
 func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool, error) {
 	if st.pod == nil || !st.pod.DeletionTimestamp.IsZero() {
 		return false, nil
@@ -202,7 +202,7 @@ func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool
 	}
 	annotations := withOwned(st.pod.Annotations, resources.StartAnnotations(m, st.cluster.Status.ClusterID != ""))
 	if podRevision(st.pod) == "" {
-		annotations[v1alpha2.AnnotationPodRevision] = st.revision
+		annotations[v1alpha2.AnnotationPodRevision] = adoptedRevision(st.pod, st.desired, st.revision)
 	}
 	// spec.additionalMetadata follows edits in place: metadata is not part of the revision.
 	want := metav1.ObjectMeta{Labels: labels, Annotations: annotations}

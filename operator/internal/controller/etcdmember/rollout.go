@@ -78,6 +78,40 @@ func outdated(pod *corev1.Pod, revision string) bool {
 	return have != "" && have != revision
 }
 
+// foreignRevision marks a Pod that does not run the current template's TLS material: outdated
+// under every revision, so the rollout restarts it.
+const foreignRevision = "foreign"
+
+// adoptedRevision is the revision recorded for a Pod that carries none: one made by another
+// operator (the public operator, the legacy StatefulSet) or by this one before revisions were
+// recorded. When it mounts the Secrets and ConfigMaps the current template mounts, it is
+// recorded as current and nothing restarts for it. When it does not (a Pod of the public
+// operator mounts the cluster's TLS Secrets themselves, not the operator's active copies and
+// trust bundle), it is recorded as outdated: the rollout restarts it onto them one member at a
+// time, behind its gates, and until then no step that needs every member to trust a CA counts
+// it.
+func adoptedRevision(live, desired *corev1.Pod, revision string) string {
+	if slices.Equal(mountedSources(live), mountedSources(desired)) {
+		return revision
+	}
+	return foreignRevision
+}
+
+// mountedSources are the Secrets and ConfigMaps a Pod mounts, sorted.
+func mountedSources(pod *corev1.Pod) []string {
+	var out []string
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.Secret != nil:
+			out = append(out, "Secret/"+v.Secret.SecretName)
+		case v.ConfigMap != nil:
+			out = append(out, "ConfigMap/"+v.ConfigMap.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // podRevision is the revision a Pod was built from, "" without a Pod.
 func podRevision(pod *corev1.Pod) string {
 	if pod == nil {

@@ -90,14 +90,15 @@ func TestOperatorCertificatesIssued(t *testing.T) {
 
 	ref := pki.ClusterRef{Name: cluster.Name, Namespace: ns, ClusterDomain: localcluster.ClusterDomain}
 	both := []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}
+	peerClient := pki.PeerClientNames(ref, "etcd-x7k2q")
 	otherCA := selfSignedCA(t)
 	checks := []struct {
 		secret string
 		req    pki.Requirement
 		cn     string
 	}{
-		{v1alpha2.ServerSecretName(cluster.Name), pki.Requirement{Names: pki.MemberServerNames(ref, "etcd-x7k2q"), Usages: both}, "etcd-server"},
-		{v1alpha2.PeerSecretName(cluster.Name), pki.Requirement{Names: pki.MemberPeerNames(ref, "etcd-x7k2q"), Usages: both}, "etcd-peer"},
+		{v1alpha2.ServerSecretName(cluster.Name), pki.Requirement{Names: pki.ServerNames(ref), Usages: both}, "etcd-server"},
+		{v1alpha2.PeerSecretName(cluster.Name), pki.Requirement{Names: pki.PeerNames(ref), PeerClient: &peerClient, Usages: both}, "etcd-peer"},
 		{v1alpha2.OperatorClientSecretName(cluster.Name), pki.Requirement{Usages: []pki.Usage{pki.UsageClientAuth}}, v1alpha2.RootUser},
 	}
 	for _, ch := range checks {

@@ -88,7 +88,7 @@ func TestExternalIssuerAndTemplate(t *testing.T) {
 		t.Error("the Secret does not hold what the external issuer signed")
 	}
 	ref := pki.ClusterRef{Name: "ext", Namespace: ns, ClusterDomain: localcluster.ClusterDomain}
-	req := pki.Requirement{What: "external server certificate", Names: pki.MemberServerNames(ref, "ext-x7k2q"),
+	req := pki.Requirement{What: "external server certificate", Names: pki.ServerNames(ref),
 		Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
 	if err := pki.ValidateSecretData(s.Data, req); err != nil {
 		t.Error(err)

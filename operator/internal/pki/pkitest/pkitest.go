@@ -3,9 +3,11 @@
 package pkitest
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -23,13 +25,33 @@ var ServerAndClient = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKey
 // CA signs leaves; it is valid for a day around now.
 type CA struct {
 	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
+	key  crypto.Signer
+	// newKey makes the keys of the CA and its leaves.
+	newKey func(testing.TB) crypto.Signer
 	// PEM is the CA certificate, the ca.crt of the Secrets it signs.
 	PEM []byte
 }
 
-// NewCA creates a self-signed ECDSA P-256 CA.
+// NewCA creates a self-signed ECDSA P-256 CA, whose leaves get P-256 keys too.
 func NewCA(t testing.TB, cn string) *CA {
+	t.Helper()
+	return newCA(t, cn, func(t testing.TB) crypto.Signer { return newKey(t) })
+}
+
+// NewRSACA creates a self-signed RSA CA whose leaves get RSA keys of the same size, written in
+// PKCS#1 as cert-manager writes them (Cozystack's etcd app: 4096 bits).
+func NewRSACA(t testing.TB, cn string, bits int) *CA {
+	t.Helper()
+	return newCA(t, cn, func(t testing.TB) crypto.Signer {
+		key, err := rsa.GenerateKey(rand.Reader, bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	})
+}
+
+func newCA(t testing.TB, cn string, newKey func(testing.TB) crypto.Signer) *CA {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
@@ -43,7 +65,7 @@ func NewCA(t testing.TB, cn string) *CA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &CA{cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return &CA{cert: cert, key: key, newKey: newKey, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
 // SecretData issues a leaf with these SANs and extended usages and returns it as TLS Secret
@@ -69,7 +91,7 @@ func (ca *CA) ClientSecretData(t testing.TB, cn string) map[string][]byte {
 
 func (ca *CA) leaf(t testing.TB, cn string, dns []string, ips []net.IP, usages []x509.ExtKeyUsage, lifetime time.Duration) map[string][]byte {
 	t.Helper()
-	key := newKey(t)
+	key := ca.newKey(t)
 	tmpl := &x509.Certificate{SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(lifetime),
 		DNSNames: dns, IPAddresses: ips, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usages}
@@ -77,15 +99,24 @@ func (ca *CA) leaf(t testing.TB, cn string, dns []string, ips []net.IP, usages [
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	return map[string][]byte{
+		pki.KeyCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pki.KeyKey:  keyPEM(t, key),
+		pki.KeyCA:   ca.PEM,
+	}
+}
+
+// keyPEM is PKCS#1 for RSA keys (cert-manager's default encoding), PKCS#8 otherwise.
+func keyPEM(t testing.TB, key crypto.Signer) []byte {
+	t.Helper()
+	if k, ok := key.(*rsa.PrivateKey); ok {
+		return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]byte{
-		pki.KeyCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pki.KeyKey:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		pki.KeyCA:   ca.PEM,
-	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 }
 
 // SignCSR is what an external issuer does with a CertificateRequest: it issues the PEM CSR's
