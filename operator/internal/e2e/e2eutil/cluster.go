@@ -80,7 +80,7 @@ func ClusterDialer(c *framework.Cluster) func(ctx context.Context, network, addr
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err == nil && strings.HasSuffix(host, ".svc") {
-			addr = net.JoinHostPort(host+"."+localcluster.ClusterDomain, port)
+			addr = net.JoinHostPort(host+"."+c.ClusterDomain(), port)
 		}
 		return c.DialContext(ctx, network, addr)
 	}

@@ -54,7 +54,7 @@ func StartInProcess(c *framework.Cluster) error {
 	}
 	src := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	access := etcdaccess.NewPooled(mgr.GetClient(), ClusterDialer(c), src)
-	if err := manager.Setup(mgr, access, src, manager.Options{Workers: 4, ClusterDomain: localcluster.ClusterDomain,
+	if err := manager.Setup(mgr, access, src, manager.Options{Workers: 4, ClusterDomain: c.ClusterDomain(),
 		ImageRepository: v1alpha2.DefaultImageRepository, AgentImage: AgentImage, NodeGracePeriod: NodeGracePeriod,
 		PVCNodeGracePeriod: PVCNodeGracePeriod}); err != nil {
 		return err

@@ -147,8 +147,8 @@ func (s *suite) installEtcd(t *testing.T) {
 	s.etcdTLS = chartTLSConfig(t, s.c, etcdNamespace, etcdServerSecret, etcdClientSecret)
 	took = putGet(t, s.c, etcdNamespace, etcdRelease, s.etcdTLS, "/e2e/helm", "installed by helm")
 	t.Logf("put + linearizable get through Service %s-client over mTLS: %s", etcdRelease, took.Round(time.Millisecond))
-	refused(t, s.c, clientEndpoint("http", etcdNamespace, etcdRelease), nil, "a plaintext client")
-	refused(t, s.c, clientEndpoint("https", etcdNamespace, etcdRelease),
+	refused(t, s.c, clientEndpoint(s.c, "http", etcdNamespace, etcdRelease), nil, "a plaintext client")
+	refused(t, s.c, clientEndpoint(s.c, "https", etcdNamespace, etcdRelease),
 		chartTLSConfig(t, s.c, etcdNamespace, etcdServerSecret, ""), "a TLS client without a certificate")
 }
 
