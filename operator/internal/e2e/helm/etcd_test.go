@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
 // clientEndpoint is the cluster's client Service by the name the chart's server certificate
@@ -80,7 +81,7 @@ func putGet(t *testing.T, c *framework.Cluster, ns, name string, cfg *tls.Config
 	endpoint := clientEndpoint(c, "https", ns, name)
 	cli := etcdClient(t, c, endpoint, cfg)
 	var putErr error
-	waitFor(t, time.Minute, "a write through "+endpoint, func() (bool, string) {
+	e2eutil.WaitSeen(t, time.Minute, "a write through "+endpoint, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, putErr = cli.Put(ctx, key, value)
