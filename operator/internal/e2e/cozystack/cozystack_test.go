@@ -75,6 +75,7 @@ func TestCozystack(t *testing.T) {
 		logOperatorPods(t, c)
 		return
 	}
+	t.Run("operator gets the cluster domain from _cluster", func(t *testing.T) { checkOperatorClusterDomain(t, c) })
 	if t.Run("tenant app Available with TLS in "+clusterDomain, func(t *testing.T) { installTenantApp(t, c) }) {
 		t.Run("kube-apiserver through the DataStore", func(t *testing.T) { apiserverThroughDataStore(t, c) })
 	}
@@ -115,7 +116,6 @@ func installSystemPackages(t *testing.T, c *framework.Cluster) {
 		return e2eutil.DeploymentReady(c, systemNamespace, operatorRelease, operatorReplicas)
 	})
 	t.Logf("operator Deployment ready (%d Pods): %s", operatorReplicas, took.Round(time.Millisecond))
-	checkOperatorClusterDomain(t, c)
 }
 
 // checkOperatorClusterDomain: Cozystack hands the platform's domain to the operator package as
