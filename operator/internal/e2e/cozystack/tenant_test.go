@@ -15,6 +15,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
@@ -66,18 +67,47 @@ func tlsConfig(t *testing.T, c *framework.Cluster, ns string) *tls.Config {
 // waitAvailable waits for cert-manager's Secrets, then for three voting members, Available and
 // not progressing, etcd's member list read over TLS from the members themselves: Cozystack's
 // current app names no client Service in its server certificate, only the members (*.etcd.<ns>.svc).
+// A cluster whose certificates the operator keeps refusing fails at once, with the operator's reason.
 func waitAvailable(t *testing.T, c *framework.Cluster, ns string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for _, s := range []string{serverSecret, peerSecret, clientSecret} {
 		e2eutil.WaitSecret(t, c, ns, s, 3*time.Minute)
 	}
-	e2eutil.WaitFor(t, 3*time.Minute, fmt.Sprintf("%d EtcdMembers of %s/%s", replicas, ns, appRelease), func() bool {
-		return len(e2eutil.Members(t, c, ns, appRelease)) == replicas
+	refused := refusal(t, c, ns)
+	e2eutil.WaitSeen(t, 3*time.Minute, fmt.Sprintf("%d EtcdMembers of %s/%s", replicas, ns, appRelease), func() (bool, string) {
+		refused()
+		n := len(e2eutil.Members(t, c, ns, appRelease))
+		return n == replicas, fmt.Sprintf("%d EtcdMembers", n)
 	})
 	cli := e2eutil.TLSMembersClient(t, c, ns, appRelease, tlsConfig(t, c, ns))
-	e2eutil.WaitConvergedWith(t, c, ns, appRelease, replicas, cli, 5*time.Minute)
+	e2eutil.WaitSeen(t, 5*time.Minute, fmt.Sprintf("%s/%s converged at %d", ns, appRelease, replicas), func() (bool, string) {
+		refused()
+		return e2eutil.ConvergedWith(t, c, ns, appRelease, replicas, cli), "not converged"
+	})
 	return time.Since(start)
+}
+
+// certRefusalGrace is how long the operator may report CertificateInvalid before the wait gives
+// up: longer than cert-manager takes to re-issue a leaf, far shorter than the waits' timeouts.
+const certRefusalGrace = 20 * time.Second
+
+// refusal returns a check to call while waiting: it fails the test once the cluster has been
+// Degraded with CertificateInvalid for certRefusalGrace, quoting the operator's message.
+func refusal(t *testing.T, c *framework.Cluster, ns string) func() {
+	var since time.Time
+	return func() {
+		t.Helper()
+		d := meta.FindStatusCondition(e2eutil.GetCluster(t, c, ns, appRelease).Status.Conditions, v1alpha2.ConditionDegraded)
+		switch {
+		case d == nil || d.Status != metav1.ConditionTrue || d.Reason != v1alpha2.ReasonCertificateInvalid:
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) > certRefusalGrace:
+			t.Fatalf("the operator refuses the cluster's certificates (Degraded %s for %s): %s", d.Reason, certRefusalGrace, d.Message)
+		}
+	}
 }
 
 // waitServing waits until every member serves, on its client port, a certificate that names
