@@ -36,8 +36,10 @@ type Options struct {
 	Name        string
 	Nodes       int // default 3; use -1 for a control plane without nodes
 	NoKubeProxy bool
-	OperatorBin string
-	StateRoot   string
+	// ClusterDomain is the cluster's DNS domain; default localcluster.DefaultClusterDomain.
+	ClusterDomain string
+	OperatorBin   string
+	StateRoot     string
 	// Scheme for the controller-runtime client; default client-go's scheme.
 	Scheme *runtime.Scheme
 }
@@ -123,7 +125,7 @@ func StartCluster(ctx context.Context, o Options) (*Cluster, error) {
 
 func (o Options) localOptions() (localcluster.Options, error) {
 	lo := localcluster.Options{Name: o.Name, Nodes: o.Nodes, NoKubeProxy: o.NoKubeProxy,
-		OperatorBin: o.OperatorBin, StateRoot: o.StateRoot}
+		OperatorBin: o.OperatorBin, StateRoot: o.StateRoot, ClusterDomain: o.ClusterDomain}
 	switch {
 	case o.Nodes == 0:
 		lo.Nodes = 3
@@ -198,6 +200,14 @@ func connect(st *localcluster.State, o Options) (*Cluster, error) {
 	return &Cluster{Name: st.Name, State: st, Kubeconfig: st.Kubeconfig, Config: cfg, Client: cl, Kube: kube,
 		Dialer: localcluster.Dialer{Netns: st.Netns}, root: filepath.Dir(st.Dir),
 		control: localcluster.NewControlClient(st.ControlSocket)}, nil
+}
+
+// ClusterDomain is the running cluster's DNS domain (what its CoreDNS serves and its Pods search).
+func (c *Cluster) ClusterDomain() string {
+	if c.State.ClusterDomain == "" { // a state written before the domain was recorded
+		return localcluster.DefaultClusterDomain
+	}
+	return c.State.ClusterDomain
 }
 
 // Down tears the cluster down (once); with LC_KEEP=1 it leaves it running.

@@ -49,7 +49,7 @@ func (rc *runningCluster) prepareFiles() error {
 			return err
 		}
 	}
-	if err := writePKI(l.PKI(), rc.opts.Name, rc.opts.Nodes); err != nil {
+	if err := writePKI(l.PKI(), rc.opts.Name, rc.opts.ClusterDomain, rc.opts.Nodes); err != nil {
 		return err
 	}
 	for _, spec := range kubeconfigSpecs(l, rc.opts.Nodes) {
@@ -57,10 +57,10 @@ func (rc *runningCluster) prepareFiles() error {
 			return err
 		}
 	}
-	if err := os.WriteFile(l.ResolvConf(), []byte(resolvConf()), 0o644); err != nil {
+	if err := os.WriteFile(l.ResolvConf(), []byte(resolvConf(rc.opts.ClusterDomain)), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(l.path("Corefile"), []byte(corefile(l.InnerKubeconfig())), 0o600)
+	return os.WriteFile(l.path("Corefile"), []byte(corefile(l.InnerKubeconfig(), rc.opts.ClusterDomain)), 0o600)
 }
 
 func (rc *runningCluster) newComponent(name string, args []string) *component {
@@ -85,7 +85,7 @@ func (rc *runningCluster) startControlPlane(ctx context.Context) error {
 	rc.phase("etcd", start)
 
 	start = time.Now()
-	api := rc.newComponent("kube-apiserver", apiServerArgs(t.APIServer, l))
+	api := rc.newComponent("kube-apiserver", apiServerArgs(t.APIServer, l, rc.opts.ClusterDomain))
 	if err := api.start(ns); err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (rc *runningCluster) httpClient(tlsCfg *tls.Config) *http.Client {
 // answers earlier than the first query succeeds).
 func (rc *runningCluster) waitDNS(ctx context.Context) error {
 	dns := rc.componentNamed("coredns")
-	name := "kubernetes.default.svc." + ClusterDomain
+	name := "kubernetes.default.svc." + rc.opts.ClusterDomain
 	return poll(ctx, time.Minute, func() (bool, error) {
 		if err := dns.exitError(); err != nil {
 			return false, err

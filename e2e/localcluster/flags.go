@@ -21,13 +21,13 @@ func etcdArgs(bin string, l Layout) []string {
 		"--unsafe-no-fsync", "--quota-backend-bytes=2147483648", "--log-level=warn"}
 }
 
-func apiServerArgs(bin string, l Layout) []string {
+func apiServerArgs(bin string, l Layout, domain string) []string {
 	return []string{bin,
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort),
 		"--bind-address=0.0.0.0", "--advertise-address=" + GatewayIP, fmt.Sprintf("--secure-port=%d", APIServerPort),
 		"--tls-cert-file=" + pki(l, "apiserver.crt"), "--tls-private-key-file=" + pki(l, "apiserver.key"),
 		"--client-ca-file=" + pki(l, "ca.crt"),
-		"--service-account-issuer=https://kubernetes.default.svc." + ClusterDomain,
+		"--service-account-issuer=https://kubernetes.default.svc." + domain,
 		"--service-account-key-file=" + pki(l, "sa.pub"), "--service-account-signing-key-file=" + pki(l, "sa.key"),
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--authorization-mode=RBAC", "--allow-privileged=true", "--profiling=false",
@@ -81,16 +81,16 @@ func coreDNSArgs(bin, corefile string) []string {
 	return []string{bin, "-conf", corefile}
 }
 
-// corefile serves cluster.local from the API (kubernetes plugin) on the gateway address.
+// corefile serves the cluster domain from the API (kubernetes plugin) on the gateway address.
 // No forward plugin: the cluster netns has no uplink.
-func corefile(kubeconfig string) string {
+func corefile(kubeconfig, domain string) string {
 	return strings.Join([]string{
 		".:53 {",
 		"    bind " + GatewayIP,
 		"    errors",
 		"    health 127.0.0.1:18080",
 		"    ready 127.0.0.1:18181",
-		"    kubernetes " + ClusterDomain + " in-addr.arpa ip6.arpa {",
+		"    kubernetes " + domain + " in-addr.arpa ip6.arpa {",
 		"        kubeconfig " + kubeconfig,
 		"        pods insecure",
 		"        fallthrough in-addr.arpa ip6.arpa",
@@ -104,7 +104,7 @@ func corefile(kubeconfig string) string {
 }
 
 // nodeAgentArgs is the node agent contract (see e2e/README.md).
-func nodeAgentArgs(bin string, l Layout, cluster string, i int, toolsDir, operatorBin string) []string {
+func nodeAgentArgs(bin string, l Layout, cluster, domain string, i int, toolsDir, operatorBin string) []string {
 	dir := l.NodeDir(i)
 	return []string{bin,
 		"--kubeconfig=" + nodeKubeconfig(l, i),
@@ -116,7 +116,7 @@ func nodeAgentArgs(bin string, l Layout, cluster string, i int, toolsDir, operat
 		"--state-dir=" + dir,
 		"--tools-dir=" + toolsDir,
 		"--cluster-dns=" + GatewayIP,
-		"--cluster-domain=" + ClusterDomain,
+		"--cluster-domain=" + domain,
 		"--listen-addr=" + fmt.Sprintf("%s:%d", NodeIP(i), kubeletPort),
 		"--tls-cert=" + pki(l, fmt.Sprintf("node-%d-serving.crt", i)),
 		"--tls-key=" + pki(l, fmt.Sprintf("node-%d-serving.key", i)),

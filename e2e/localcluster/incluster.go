@@ -8,8 +8,8 @@ import (
 )
 
 // resolvConf makes cluster DNS names resolvable for processes run with InClusterCommand.
-func resolvConf() string {
-	return "nameserver " + GatewayIP + "\nsearch svc." + ClusterDomain + " " + ClusterDomain + "\noptions ndots:5\n"
+func resolvConf(domain string) string {
+	return "nameserver " + GatewayIP + "\nsearch svc." + domain + " " + domain + "\noptions ndots:5\n"
 }
 
 func (l Layout) ResolvConf() string { return l.path("resolv.conf") }

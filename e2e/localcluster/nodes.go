@@ -23,7 +23,7 @@ func (rc *runningCluster) startNode(ctx context.Context, i int) error {
 	if toolsDir == "" {
 		toolsDir = rc.opts.ToolsDir
 	}
-	args := nodeAgentArgs(rc.opts.NodeAgentBin, rc.layout, rc.opts.Name, i, toolsDir, rc.opts.OperatorBin)
+	args := nodeAgentArgs(rc.opts.NodeAgentBin, rc.layout, rc.opts.Name, rc.opts.ClusterDomain, i, toolsDir, rc.opts.OperatorBin)
 	c := &component{Name: fmt.Sprintf("node-%d", i), Args: args, Log: rc.layout.ComponentLog(fmt.Sprintf("node-%d", i))}
 	if err := c.start(NetnsName(rc.opts.Name)); err != nil {
 		return err

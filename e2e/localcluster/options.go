@@ -22,7 +22,6 @@ const (
 	ServiceCIDR   = "10.96.0.0/16"
 	KubernetesSvc = "10.96.0.1"
 	DNSServiceIP  = "10.96.0.10" // ClusterIP of kube-system/kube-dns (served by CoreDNS on GatewayIP)
-	ClusterDomain = "cluster.local"
 	APIServerPort = 6443
 	etcdPort      = 12379 // control-plane etcd, on 127.0.0.1 of the cluster netns
 	kcmPort       = 10257
@@ -34,6 +33,9 @@ const (
 	// Provisioner is the provisioner name of StorageClassName.
 	Provisioner = "etcd-operator.local/hostpath"
 )
+
+// DefaultClusterDomain is the cluster's DNS domain unless Options.ClusterDomain names another.
+const DefaultClusterDomain = "cluster.local"
 
 // DefaultStateRoot holds one folder per cluster name.
 const DefaultStateRoot = "/tmp/etcd-operator-lc"
@@ -66,7 +68,13 @@ type Options struct {
 	PodToolsDir string
 	// NoKubeProxy skips kube-proxy (ClusterIP Services then do not work; headless ones do).
 	NoKubeProxy bool
+	// ClusterDomain is the cluster's DNS domain (default DefaultClusterDomain): CoreDNS serves it,
+	// Pods search it, the apiserver's certificate and service-account issuer name it. Cozystack
+	// runs with cozy.local.
+	ClusterDomain string
 }
+
+var domainRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?$`)
 
@@ -80,6 +88,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Nodes < 0 || o.Nodes > 20 {
 		return o, fmt.Errorf("nodes %d: want 0..20", o.Nodes)
+	}
+	if o.ClusterDomain == "" {
+		o.ClusterDomain = DefaultClusterDomain
+	}
+	if !domainRE.MatchString(o.ClusterDomain) || len(o.ClusterDomain) > 253 {
+		return o, fmt.Errorf("cluster domain %q: want a DNS name (lower-case labels separated by dots)", o.ClusterDomain)
 	}
 	if o.StateRoot == "" {
 		o.StateRoot = DefaultStateRoot

@@ -30,16 +30,16 @@ type certSpec struct {
 
 // apiServerSANs are the names clients use for the apiserver: the host forwarder
 // (127.0.0.1), the bridge address, the kubernetes Service and its DNS names.
-func apiServerSANs() (ips, dns []string) {
+func apiServerSANs(domain string) (ips, dns []string) {
 	ips = []string{"127.0.0.1", GatewayIP, KubernetesSvc}
 	dns = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-		"kubernetes.default.svc." + ClusterDomain}
+		"kubernetes.default.svc." + domain}
 	return ips, dns
 }
 
 // certSpecs lists every leaf certificate of a cluster with the given node count.
-func certSpecs(cluster string, nodes int) []certSpec {
-	ips, dns := apiServerSANs()
+func certSpecs(cluster, domain string, nodes int) []certSpec {
+	ips, dns := apiServerSANs(domain)
 	specs := []certSpec{
 		{File: "apiserver", CN: "kube-apiserver", IPs: ips, DNS: dns, Server: true},
 		{File: "admin", CN: "lc-admin", Orgs: []string{"system:masters"}, Client: true},
@@ -134,7 +134,7 @@ func encodeKey(key crypto.Signer) ([]byte, error) {
 }
 
 // writePKI creates the CA, every leaf of certSpecs and the service-account key pair in dir.
-func writePKI(dir, cluster string, nodes int) error {
+func writePKI(dir, cluster, domain string, nodes int) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func writePKI(dir, cluster string, nodes int) error {
 		"ca.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw}),
 		"ca.key": caKey,
 	}
-	for _, spec := range certSpecs(cluster, nodes) {
+	for _, spec := range certSpecs(cluster, domain, nodes) {
 		c, k, err := ca.issue(spec)
 		if err != nil {
 			return fmt.Errorf("issue %s: %w", spec.File, err)

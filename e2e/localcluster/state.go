@@ -13,6 +13,7 @@ type State struct {
 	Netns           string    `json:"netns"`
 	SupervisorPID   int       `json:"supervisorPID"`
 	Nodes           int       `json:"nodes"`
+	ClusterDomain   string    `json:"clusterDomain"` // the cluster's DNS domain (cluster.local unless chosen)
 	Ready           bool      `json:"ready"`
 	Error           string    `json:"error,omitempty"`
 	Kubeconfig      string    `json:"kubeconfig"`      // host: https://127.0.0.1:<APIServerPort>

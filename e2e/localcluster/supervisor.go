@@ -35,7 +35,7 @@ func Supervise(optionsFile string, ownerPID int) error {
 
 	rc := &runningCluster{opts: o, layout: l, dialer: Dialer{Netns: NetnsName(o.Name)},
 		nodes: map[int]*component{}, logf: logger.Printf}
-	st := &State{Name: o.Name, Dir: l.Dir, Netns: NetnsName(o.Name), SupervisorPID: os.Getpid(), Nodes: o.Nodes,
+	st := &State{Name: o.Name, Dir: l.Dir, Netns: NetnsName(o.Name), SupervisorPID: os.Getpid(), Nodes: o.Nodes, ClusterDomain: o.ClusterDomain,
 		Kubeconfig: l.AdminKubeconfig(), InnerKubeconfig: l.InnerKubeconfig(), ControlSocket: l.ControlSocket(),
 		StartedAt: time.Now()}
 	upCtx, cancelUp := context.WithCancel(ctx)

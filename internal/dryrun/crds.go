@@ -24,19 +24,29 @@ const (
 )
 
 // ThirdPartyCRDPaths lists the CRD files and folders envtest installs besides ours (which
-// testenv.Start always installs): cert-manager's and VPA's from their modules, then the generated
-// fixtures (Flux, monitoring, Kamaji, VictoriaMetrics; see internal/testenv/crds).
+// testenv.Start always installs): cert-manager's from its module, then PlatformCRDPaths.
 func ThirdPartyCRDPaths() ([]string, error) {
 	cm, err := ModuleDir(certManagerModule)
 	if err != nil {
 		return nil, err
 	}
+	platform, err := PlatformCRDPaths()
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{filepath.Join(cm, "deploy", "crds")}, platform...), nil
+}
+
+// PlatformCRDPaths are the CRDs of the platform components besides cert-manager whose objects the
+// charts and packages render: VPA's from its module, then the generated fixtures (Flux,
+// monitoring, Kamaji, VictoriaMetrics; see internal/testenv/crds). The e2e suites that run
+// cert-manager itself install its CRDs from the tools cache and these beside them.
+func PlatformCRDPaths() ([]string, error) {
 	vpa, err := ModuleDir(vpaModule)
 	if err != nil {
 		return nil, err
 	}
 	paths := []string{
-		filepath.Join(cm, "deploy", "crds"),
 		filepath.Join(vpa, "deploy", "vpa-v1-crd-gen.yaml"),
 		testenv.FixtureCRDDir("flux"),
 		testenv.FixtureCRDDir("monitoring"),

@@ -1,7 +1,8 @@
 // Command localcluster runs a local Kubernetes cluster for the e2e tests: a real
 // control plane and node agents inside a network namespace (see e2e/README.md).
 //
-//	localcluster up [--name N] [--nodes 3]     start (background supervisor) and wait until ready
+//	localcluster up [--name N] [--nodes 3] [--cluster-domain D]
+//	                                           start (background supervisor) and wait until ready
 //	localcluster down [--name N]               stop and remove everything of the cluster
 //	localcluster status [--name N]             print the published state
 //	localcluster kubeconfig [--name N]         print the host kubeconfig path
@@ -51,7 +52,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: localcluster up|down|status|kubeconfig|exec [--name N] [--state-root DIR] (up: [--nodes 3] [--no-kube-proxy] [--nodeagent-bin P] [--operator-bin P])")
+	fmt.Fprintln(os.Stderr, "usage: localcluster up|down|status|kubeconfig|exec [--name N] [--state-root DIR] (up: [--nodes 3] [--cluster-domain cluster.local] [--no-kube-proxy] [--nodeagent-bin P] [--operator-bin P])")
 	os.Exit(2)
 }
 
@@ -71,6 +72,7 @@ func up(args []string) error {
 	var o localcluster.Options
 	fs := newFlags("up", &c)
 	fs.IntVar(&o.Nodes, "nodes", 3, "node agents")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", localcluster.DefaultClusterDomain, "the cluster's DNS domain (CoreDNS, Pods' search path, the apiserver's names); Cozystack uses cozy.local")
 	fs.BoolVar(&o.NoKubeProxy, "no-kube-proxy", false, "do not run kube-proxy (no ClusterIP Services)")
 	fs.StringVar(&o.NodeAgentBin, "nodeagent-bin", "", "node agent binary (default $LC_NODEAGENT_BIN or go build ./e2e/cmd/nodeagent)")
 	fs.StringVar(&o.OperatorBin, "operator-bin", "", "passed to the node agents as --operator-binary")

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
@@ -76,7 +75,7 @@ func TestOperatorCertificatesIssued(t *testing.T) {
 	create(t, c.Client, cluster)
 
 	start := time.Now()
-	certs := resources.DesiredCertificates(cluster, localcluster.ClusterDomain)
+	certs := resources.DesiredCertificates(cluster, c.ClusterDomain())
 	if len(certs) != 3 {
 		t.Fatalf("%d Certificates desired, want server, operator-client and peer", len(certs))
 	}
@@ -88,7 +87,7 @@ func TestOperatorCertificatesIssued(t *testing.T) {
 	}
 	t.Logf("3 Certificates Ready %s after creation", time.Since(start).Round(time.Millisecond))
 
-	ref := pki.ClusterRef{Name: cluster.Name, Namespace: ns, ClusterDomain: localcluster.ClusterDomain}
+	ref := pki.ClusterRef{Name: cluster.Name, Namespace: ns, ClusterDomain: c.ClusterDomain()}
 	both := []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}
 	peerClient := pki.PeerClientNames(ref, "etcd-x7k2q")
 	otherCA := selfSignedCA(t)

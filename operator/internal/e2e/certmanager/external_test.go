@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
@@ -49,7 +48,7 @@ func TestExternalIssuerAndTemplate(t *testing.T) {
 			}}}
 	// The apiserver must accept the reference (CEL), and nothing reconciles the cluster here.
 	create(t, c.Client, cluster)
-	certs := resources.DesiredCertificates(cluster, localcluster.ClusterDomain)
+	certs := resources.DesiredCertificates(cluster, c.ClusterDomain())
 	if len(certs) != 1 {
 		t.Fatalf("%d Certificates desired, want the server's", len(certs))
 	}
@@ -87,7 +86,7 @@ func TestExternalIssuerAndTemplate(t *testing.T) {
 	if !signed[string(s.Data[pki.KeyCert])] || !bytes.Equal(s.Data[pki.KeyCA], ca.PEM) {
 		t.Error("the Secret does not hold what the external issuer signed")
 	}
-	ref := pki.ClusterRef{Name: "ext", Namespace: ns, ClusterDomain: localcluster.ClusterDomain}
+	ref := pki.ClusterRef{Name: "ext", Namespace: ns, ClusterDomain: c.ClusterDomain()}
 	req := pki.Requirement{What: "external server certificate", Names: pki.ServerNames(ref),
 		Usages: []pki.Usage{pki.UsageServerAuth, pki.UsageClientAuth}}
 	if err := pki.ValidateSecretData(s.Data, req); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -80,7 +81,7 @@ func ClusterDialer(c *framework.Cluster) func(ctx context.Context, network, addr
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err == nil && strings.HasSuffix(host, ".svc") {
-			addr = net.JoinHostPort(host+"."+localcluster.ClusterDomain, port)
+			addr = net.JoinHostPort(host+"."+c.ClusterDomain(), port)
 		}
 		return c.DialContext(ctx, network, addr)
 	}
@@ -223,4 +224,33 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(PollInterval)
 	}
 	return time.Since(start)
+}
+
+// WaitSeen polls cond until it holds and returns how long that took. cond's message says what it
+// saw last, so a timeout tells where things stopped.
+func WaitSeen(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		ok, last := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
+		}
+		time.Sleep(PollInterval)
+	}
+}
+
+// DeploymentReady reports whether the Deployment's current ReplicaSet has want ready Pods.
+func DeploymentReady(c *framework.Cluster, ns, name string, want int32) (bool, string) {
+	var d appsv1.Deployment
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+		return false, err.Error()
+	}
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.ReadyReplicas == want &&
+			st.AvailableReplicas == want,
+		fmt.Sprintf("updated %d ready %d available %d of %d", st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, want)
 }

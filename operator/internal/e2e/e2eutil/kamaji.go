@@ -169,7 +169,7 @@ const apiserverToken = "tenant-admin-token"
 
 // StartTenantAPIServer runs kube-apiserver from the tools cache as a Pod in ns with the flags
 // Kamaji gives a tenant (reference §3.3: --etcd-servers, --etcd-prefix=/<schema>, the etcd
-// CA, the tenant's client certificate), and returns a client of it once /readyz answers.
+// CA, the tenant's client certificate, --etcd-compaction-interval=0), and returns a client of it once /readyz answers.
 func StartTenantAPIServer(t *testing.T, c *framework.Cluster, ns, schema string, creds TenantCreds) (*kubernetes.Clientset, *rest.Config) {
 	t.Helper()
 	ctx := context.Background()
@@ -196,6 +196,8 @@ func StartTenantAPIServer(t *testing.T, c *framework.Cluster, ns, schema string,
 		"--service-account-signing-key-file=/pki/sa.key", "--service-cluster-ip-range=10.250.0.0/24",
 		"--authorization-mode=AlwaysAllow", "--token-auth-file=/pki/tokens.csv", "--secure-port=6443",
 		"--cert-dir=/var/run/kubernetes", "--enable-priority-and-fairness=false",
+		// As Kamaji runs every tenant apiserver: compaction is the datastore's job.
+		"--etcd-compaction-interval=0",
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tenant-apiserver", Namespace: ns}, Spec: corev1.PodSpec{
 		SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
@@ -262,16 +264,22 @@ func InstallKamajiCRDs(t *testing.T, c *framework.Cluster) {
 	if err := InstallCRDs(c); err != nil {
 		t.Fatal(err)
 	}
-	dir := testenv.FixtureCRDDir("kamaji")
-	if shared, ok := testenv.SharedDir(); ok {
-		if _, err := os.Stat(filepath.Join(shared, "crds", "kamaji")); err == nil {
-			dir = filepath.Join(shared, "crds", "kamaji")
-		}
-	}
+	dir := KamajiCRDDir()
 	t.Logf("Kamaji CRDs from %s", dir)
 	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// KamajiCRDDir is the folder of Kamaji's real CRDs in ../shared when CI has it, else the
+// generated fixture.
+func KamajiCRDDir() string {
+	if shared, ok := testenv.SharedDir(); ok {
+		if _, err := os.Stat(filepath.Join(shared, "crds", "kamaji")); err == nil {
+			return filepath.Join(shared, "crds", "kamaji")
+		}
+	}
+	return testenv.FixtureCRDDir("kamaji")
 }
 
 // CreateTCP creates a TenantControlPlane that opts in, with what Kamaji's CRD requires (and

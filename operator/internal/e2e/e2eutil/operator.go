@@ -54,7 +54,7 @@ func StartInProcess(c *framework.Cluster) error {
 	}
 	src := tlsmaterial.NewSource(mgr.GetClient(), mgr.GetAPIReader())
 	access := etcdaccess.NewPooled(mgr.GetClient(), ClusterDialer(c), src)
-	if err := manager.Setup(mgr, access, src, manager.Options{Workers: 4, ClusterDomain: localcluster.ClusterDomain,
+	if err := manager.Setup(mgr, access, src, manager.Options{Workers: 4, ClusterDomain: c.ClusterDomain(),
 		ImageRepository: v1alpha2.DefaultImageRepository, AgentImage: AgentImage, NodeGracePeriod: NodeGracePeriod,
 		PVCNodeGracePeriod: PVCNodeGracePeriod}); err != nil {
 		return err
@@ -137,6 +137,14 @@ func StartOperatorFrom(t testing.TB, c *framework.Cluster, bin string, extra ...
 
 // OperatorBinary is $LC_OPERATOR_BIN, or this tree's operator built for c.
 func OperatorBinary(c *framework.Cluster) (string, error) {
+	return BuildOperatorBinary(filepath.Dir(c.State.Dir))
+}
+
+// BuildOperatorBinary is $LC_OPERATOR_BIN or a build of ./operator/cmd/manager in
+// <stateRoot>/.bin, next to the other binaries the framework builds: what a suite passes as
+// framework.Options.OperatorBin before its cluster exists, so the node agents run it for
+// etcd-operator images (an operator chart's Pods, snapshot and restore agents).
+func BuildOperatorBinary(stateRoot string) (string, error) {
 	if b := os.Getenv("LC_OPERATOR_BIN"); b != "" {
 		return b, nil
 	}
@@ -144,7 +152,7 @@ func OperatorBinary(c *framework.Cluster) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(filepath.Dir(c.State.Dir), ".bin", "manager")
+	out := filepath.Join(stateRoot, ".bin", "manager")
 	return out, localcluster.BuildBinary(root, "./operator/cmd/manager", out)
 }
 

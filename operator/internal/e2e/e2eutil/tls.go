@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
 	"github.com/cozystack/etcd-operator/operator/internal/pki/pkitest"
@@ -119,7 +118,7 @@ func tlsClient(t testing.TB, c *framework.Cluster, endpoints []string, cfg *tls.
 func CreateServerSecret(t testing.TB, c *framework.Cluster, ns, secret, cluster string) *pkitest.CA {
 	t.Helper()
 	ca := pkitest.NewCA(t, secret+"-ca")
-	all := pki.ServerNames(pki.ClusterRef{Name: cluster, Namespace: ns, ClusterDomain: localcluster.ClusterDomain})
+	all := pki.ServerNames(pki.ClusterRef{Name: cluster, Namespace: ns, ClusterDomain: c.ClusterDomain()})
 	CreateTLSSecret(t, c, ns, secret, ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...))
 	return ca
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,38 +26,6 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 )
-
-// pollInterval is how often a condition is re-checked; it bounds the resolution of the timings.
-const pollInterval = 250 * time.Millisecond
-
-// waitFor polls cond until it holds and returns how long that took. cond's message says what it
-// saw last, so a timeout tells where things stopped.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for {
-		ok, last := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Since(start) > timeout {
-			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
-		}
-		time.Sleep(pollInterval)
-	}
-}
-
-// deploymentReady reports whether the Deployment's current ReplicaSet has want ready Pods.
-func deploymentReady(c *framework.Cluster, ns, name string, want int32) (bool, string) {
-	var d appsv1.Deployment
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
-		return false, err.Error()
-	}
-	st := d.Status
-	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.ReadyReplicas == want &&
-			st.AvailableReplicas == want,
-		fmt.Sprintf("updated %d ready %d available %d of %d", st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, want)
-}
 
 // operatorPods are the Pods of the operator release (the chart's selector labels).
 func operatorPods(t *testing.T, c *framework.Cluster) []corev1.Pod {

@@ -17,13 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
 // clientEndpoint is the cluster's client Service by the name the chart's server certificate
 // covers (<cluster>-client.<ns>.svc.<clusterDomain>), with scheme https or http.
-func clientEndpoint(scheme, ns, name string) string {
-	return scheme + "://" + name + "-client." + ns + ".svc." + localcluster.ClusterDomain + ":2379"
+func clientEndpoint(c *framework.Cluster, scheme, ns, name string) string {
+	return scheme + "://" + name + "-client." + ns + ".svc." + c.ClusterDomain() + ":2379"
 }
 
 // chartTLSConfig is what a tenant's application would use: it trusts the CA in the chart's server
@@ -78,10 +78,10 @@ func etcdClient(t *testing.T, c *framework.Cluster, endpoint string, cfg *tls.Co
 func putGet(t *testing.T, c *framework.Cluster, ns, name string, cfg *tls.Config, key, value string) time.Duration {
 	t.Helper()
 	start := time.Now()
-	endpoint := clientEndpoint("https", ns, name)
+	endpoint := clientEndpoint(c, "https", ns, name)
 	cli := etcdClient(t, c, endpoint, cfg)
 	var putErr error
-	waitFor(t, time.Minute, "a write through "+endpoint, func() (bool, string) {
+	e2eutil.WaitSeen(t, time.Minute, "a write through "+endpoint, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, putErr = cli.Put(ctx, key, value)

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,8 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil/helmrelease"
 )
 
 var scheme = func() *runtime.Scheme {
@@ -33,26 +34,12 @@ var scheme = func() *runtime.Scheme {
 }()
 
 func TestMain(m *testing.M) {
-	bin, err := operatorBinary()
+	bin, err := e2eutil.BuildOperatorBinary(localcluster.DefaultStateRoot)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "operator binary:", err)
 		os.Exit(1)
 	}
 	framework.Main(m, framework.Options{OperatorBin: bin, Scheme: scheme})
-}
-
-// operatorBinary is $LC_OPERATOR_BIN or a build of ./operator/cmd/manager next to the other
-// binaries the framework builds; the node agents run it for etcd-operator images.
-func operatorBinary() (string, error) {
-	if b := os.Getenv("LC_OPERATOR_BIN"); b != "" {
-		return b, nil
-	}
-	root, err := localcluster.FindModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(localcluster.DefaultStateRoot, ".bin", "manager")
-	return out, localcluster.BuildBinary(root, "./operator/cmd/manager", out)
 }
 
 // leaseName is the manager's LeaderElectionID (operator/cmd/manager), a Lease in the namespace
@@ -62,7 +49,7 @@ const leaseName = "etcd-operator.cozystack.io"
 // TestHelmInstallUninstall is the charts' proof on a real cluster; each step needs the one before.
 func TestHelmInstallUninstall(t *testing.T) {
 	c := framework.Shared(t)
-	s := &suite{c: c, op: newRelease(t, c, operatorRelease, operatorNamespace), etcd: newRelease(t, c, etcdRelease, etcdNamespace)}
+	s := &suite{c: c, op: helmrelease.New(t, c, operatorRelease, operatorNamespace), etcd: helmrelease.New(t, c, etcdRelease, etcdNamespace)}
 	// The etcd chart's default TLS is a cert-manager PKI; the controller runs (CRDs installed)
 	// until the test ends, past both uninstalls.
 	framework.StartCertManager(t, c)
@@ -89,7 +76,7 @@ func TestHelmInstallUninstall(t *testing.T) {
 // suite is what the steps share.
 type suite struct {
 	c        *framework.Cluster
-	op, etcd *release
+	op, etcd *helmrelease.Release
 	// etcdTLS is a tenant's client of the etcd release: it trusts the chart's CA and presents
 	// the chart's client certificate.
 	etcdTLS *tls.Config
@@ -114,14 +101,14 @@ func (s *suite) checkNewOperatorPods(t *testing.T) {
 // process runs in the Pod and answers the chart's /readyz probe; the Lease shows leader election
 // works with the chart's RBAC and ServiceAccount token.
 func (s *suite) installOperator(t *testing.T) {
-	took := s.op.install(t, chartDir(t, "etcd-operator"), operatorValues())
-	t.Logf("helm install %s: %s", s.op.name, took.Round(time.Millisecond))
-	took = waitFor(t, 3*time.Minute, "the operator Deployment to have its Pods ready", func() (bool, string) {
-		return deploymentReady(s.c, operatorNamespace, operatorRelease, operatorReplicas)
+	took := s.op.Install(t, chartDir(t, "etcd-operator"), operatorValues())
+	t.Logf("helm install %s: %s", s.op.Name, took.Round(time.Millisecond))
+	took = e2eutil.WaitSeen(t, 3*time.Minute, "the operator Deployment to have its Pods ready", func() (bool, string) {
+		return e2eutil.DeploymentReady(s.c, operatorNamespace, operatorRelease, operatorReplicas)
 	})
 	t.Logf("operator Deployment ready (%d Pods): %s", operatorReplicas, took.Round(time.Millisecond))
 	s.checkNewOperatorPods(t)
-	took = waitFor(t, time.Minute, "a leader in Lease "+leaseName, func() (bool, string) {
+	took = e2eutil.WaitSeen(t, time.Minute, "a leader in Lease "+leaseName, func() (bool, string) {
 		return leaseHeldByOperatorPod(s.c, operatorPods(t, s.c))
 	})
 	t.Logf("Lease %s/%s held by an operator Pod: %s", operatorNamespace, leaseName, took.Round(time.Millisecond))
@@ -132,14 +119,14 @@ func (s *suite) installOperator(t *testing.T) {
 // read through its client Service over mutual TLS, and refuses a plaintext client and a TLS
 // client without a certificate.
 func (s *suite) installEtcd(t *testing.T) {
-	took := s.etcd.install(t, chartDir(t, "etcd"), etcdValues())
-	t.Logf("helm install %s: %s", s.etcd.name, took.Round(time.Millisecond))
-	took = waitFor(t, 2*time.Minute, "cert-manager to issue the chart's Secrets", func() (bool, string) {
+	took := s.etcd.Install(t, chartDir(t, "etcd"), etcdValues())
+	t.Logf("helm install %s: %s", s.etcd.Name, took.Round(time.Millisecond))
+	took = e2eutil.WaitSeen(t, 2*time.Minute, "cert-manager to issue the chart's Secrets", func() (bool, string) {
 		return secretsExist(s.c, etcdNamespace, etcdServerSecret, etcdPeerSecret, etcdClientSecret)
 	})
 	t.Logf("Secrets %s, %s, %s issued: %s", etcdServerSecret, etcdPeerSecret, etcdClientSecret, took.Round(time.Millisecond))
 	what := fmt.Sprintf("EtcdCluster %s/%s Available with %d ready members", etcdNamespace, etcdRelease, etcdReplicas)
-	took = waitFor(t, 5*time.Minute, what, func() (bool, string) {
+	took = e2eutil.WaitSeen(t, 5*time.Minute, what, func() (bool, string) {
 		return clusterConverged(s.c, etcdNamespace, etcdRelease, etcdReplicas)
 	})
 	t.Logf("%s: %s", what, took.Round(time.Millisecond))
@@ -147,8 +134,8 @@ func (s *suite) installEtcd(t *testing.T) {
 	s.etcdTLS = chartTLSConfig(t, s.c, etcdNamespace, etcdServerSecret, etcdClientSecret)
 	took = putGet(t, s.c, etcdNamespace, etcdRelease, s.etcdTLS, "/e2e/helm", "installed by helm")
 	t.Logf("put + linearizable get through Service %s-client over mTLS: %s", etcdRelease, took.Round(time.Millisecond))
-	refused(t, s.c, clientEndpoint("http", etcdNamespace, etcdRelease), nil, "a plaintext client")
-	refused(t, s.c, clientEndpoint("https", etcdNamespace, etcdRelease),
+	refused(t, s.c, clientEndpoint(s.c, "http", etcdNamespace, etcdRelease), nil, "a plaintext client")
+	refused(t, s.c, clientEndpoint(s.c, "https", etcdNamespace, etcdRelease),
 		chartTLSConfig(t, s.c, etcdNamespace, etcdServerSecret, ""), "a TLS client without a certificate")
 }
 
@@ -162,13 +149,13 @@ func (s *suite) failOverLeader(t *testing.T) {
 	if err := s.c.Client.Delete(context.Background(), pod); err != nil {
 		t.Fatalf("delete leader Pod %q (Lease holder %q): %v", leader, holder, err)
 	}
-	took := waitFor(t, 2*time.Minute, "another operator Pod to take the Lease from "+leader, func() (bool, string) {
+	took := e2eutil.WaitSeen(t, 2*time.Minute, "another operator Pod to take the Lease from "+leader, func() (bool, string) {
 		ok, h := leaseHeldByOperatorPod(s.c, operatorPods(t, s.c))
 		return ok && !strings.HasPrefix(h, leader+"_"), h
 	})
 	t.Logf("leader Pod %s deleted; Lease taken by another Pod: %s", leader, took.Round(time.Millisecond))
-	took = waitFor(t, 2*time.Minute, "the operator Deployment to replace the Pod", func() (bool, string) {
-		return deploymentReady(s.c, operatorNamespace, operatorRelease, operatorReplicas)
+	took = e2eutil.WaitSeen(t, 2*time.Minute, "the operator Deployment to replace the Pod", func() (bool, string) {
+		return e2eutil.DeploymentReady(s.c, operatorNamespace, operatorRelease, operatorReplicas)
 	})
 	t.Logf("operator Deployment ready again: %s", took.Round(time.Millisecond))
 	s.checkNewOperatorPods(t)
@@ -203,9 +190,9 @@ func (s *suite) checkOperatorHealthy(t *testing.T) {
 // Pods, PVCs (and their PVs), Services and the PDB, which must all go, as must the chart's
 // Certificates and Issuers. (cert-manager leaves the Secrets it filled, as it does by default.)
 func (s *suite) uninstallEtcd(t *testing.T) {
-	took := s.etcd.uninstall(t)
-	t.Logf("helm uninstall %s: %s", s.etcd.name, took.Round(time.Millisecond))
-	took = waitFor(t, 3*time.Minute, "every object of EtcdCluster "+etcdRelease+" to be deleted", func() (bool, string) {
+	took := s.etcd.Uninstall(t)
+	t.Logf("helm uninstall %s: %s", s.etcd.Name, took.Round(time.Millisecond))
+	took = e2eutil.WaitSeen(t, 3*time.Minute, "every object of EtcdCluster "+etcdRelease+" to be deleted", func() (bool, string) {
 		left := clusterObjects(s.c, etcdNamespace)
 		return len(left) == 0, fmt.Sprintf("left: %v", left)
 	})
@@ -215,9 +202,9 @@ func (s *suite) uninstallEtcd(t *testing.T) {
 // uninstallOperator removes the operator release: its Deployment, Pods, RBAC, ServiceAccount
 // and Service go; the CRDs (the chart's crds/) stay, as Helm never deletes them.
 func (s *suite) uninstallOperator(t *testing.T) {
-	took := s.op.uninstall(t)
-	t.Logf("helm uninstall %s: %s", s.op.name, took.Round(time.Millisecond))
-	took = waitFor(t, 2*time.Minute, "the operator release's objects to be deleted", func() (bool, string) {
+	took := s.op.Uninstall(t)
+	t.Logf("helm uninstall %s: %s", s.op.Name, took.Round(time.Millisecond))
+	took = e2eutil.WaitSeen(t, 2*time.Minute, "the operator release's objects to be deleted", func() (bool, string) {
 		left := operatorObjects(s.c)
 		return len(left) == 0, fmt.Sprintf("left: %v", left)
 	})

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
 // protectMembers: with the operator chart's admission policy, a user deleting an EtcdMember or a
@@ -62,7 +63,7 @@ func (s *suite) scale(t *testing.T, n int) {
 	if err := s.c.Client.Patch(ctx, &ec, patch); err != nil {
 		t.Fatal(err)
 	}
-	took := waitFor(t, 3*time.Minute, fmt.Sprintf("%d members, a PVC each", n), func() (bool, string) {
+	took := e2eutil.WaitSeen(t, 3*time.Minute, fmt.Sprintf("%d members, a PVC each", n), func() (bool, string) {
 		ok, last := clusterConverged(s.c, etcdNamespace, etcdRelease, n)
 		var pvcs corev1.PersistentVolumeClaimList
 		if err := s.c.Client.List(ctx, &pvcs, client.InNamespace(etcdNamespace), client.MatchingLabels{v1alpha2.LabelCluster: etcdRelease}); err != nil {

@@ -128,7 +128,7 @@ func TestValuesFitTheLocalCluster(t *testing.T) {
 		dnsNames := nested[[]any](t, server.Object, "spec", "dnsNames")
 		for _, svc := range []string{etcdRelease, etcdRelease + "-client"} {
 			for _, name := range []string{svc, svc + "." + etcdNamespace, svc + "." + etcdNamespace + ".svc",
-				svc + "." + etcdNamespace + ".svc." + localcluster.ClusterDomain} {
+				svc + "." + etcdNamespace + ".svc." + localcluster.DefaultClusterDomain} {
 				if !slices.Contains(dnsNames, any(name)) {
 					t.Errorf("server Certificate dnsNames %v lack %q", dnsNames, name)
 				}

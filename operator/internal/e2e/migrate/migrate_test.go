@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/migrate"
@@ -237,7 +236,7 @@ func ptrTo[T any](v T) *T { return &v }
 // client's TLS.
 func byoTLS(t *testing.T, c *framework.Cluster, ns, name string) func(*legacy.EtcdCluster, *clientv3.Config) {
 	ca := pkitest.NewCA(t, name+"-ca")
-	names := pki.ServerNames(pki.ClusterRef{Name: name, Namespace: ns, ClusterDomain: localcluster.ClusterDomain,
+	names := pki.ServerNames(pki.ClusterRef{Name: name, Namespace: ns, ClusterDomain: c.ClusterDomain(),
 		Layout: &v1alpha2.Layout{HeadlessServiceName: name + "-headless", ClientServiceName: name}})
 	e2eutil.CreateTLSSecret(t, c, ns, name+"-server", ca.SecretData(t, names.DNS, names.IPs, pkitest.ServerAndClient...))
 	e2eutil.CreateTLSSecret(t, c, ns, name+"-peer", ca.SecretData(t, names.DNS, names.IPs, pkitest.ServerAndClient...))

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/migrate/legacy"
@@ -27,7 +26,7 @@ import (
 // acknowledged write is lost, and the member IDs stay.
 func testPeersOffAutoTLS(t *testing.T, c *framework.Cluster, a adopted) {
 	ns, name := a.l.Namespace, a.l.Name
-	names := pki.ServerNames(pki.ClusterRef{Name: name, Namespace: ns, ClusterDomain: localcluster.ClusterDomain,
+	names := pki.ServerNames(pki.ClusterRef{Name: name, Namespace: ns, ClusterDomain: c.ClusterDomain(),
 		Layout: &v1alpha2.Layout{HeadlessServiceName: legacy.HeadlessServiceName(a.l), ClientServiceName: legacy.ClientServiceName(a.l)}})
 	e2eutil.CreateTLSSecret(t, c, ns, name+"-peer", pkitest.NewCA(t, name+"-peer-ca").SecretData(t, names.DNS, names.IPs, pkitest.ServerAndClient...))
 	a.cli = clientOf(t, c, a.l, a.tls)

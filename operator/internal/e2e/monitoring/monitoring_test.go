@@ -69,7 +69,7 @@ func TestPrometheus(t *testing.T) {
 func createFromChart(t *testing.T, c *framework.Cluster, ns string) {
 	t.Helper()
 	// 90 days: the shipped rules rightly alert on a certificate that expires within 7.
-	all := pki.ServerNames(pki.ClusterRef{Name: name, Namespace: ns, ClusterDomain: localcluster.ClusterDomain})
+	all := pki.ServerNames(pki.ClusterRef{Name: name, Namespace: ns, ClusterDomain: c.ClusterDomain()})
 	e2eutil.CreateTLSSecret(t, c, ns, name+"-server",
 		pkitest.NewCA(t, name+"-ca").SecretDataValidFor(t, 90*24*time.Hour, all.DNS, all.IPs, pkitest.ServerAndClient...))
 	root, err := localcluster.FindModuleRoot()

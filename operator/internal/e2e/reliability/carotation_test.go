@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/pki"
@@ -28,7 +27,7 @@ import (
 func TestDuringCARotation(t *testing.T) {
 	cp := newCampaign(t, "CA rotation of both planes", "rot", 1)
 	cp.pick = cp.statusPick // the workload's client is the only one that follows the rotation
-	names := pki.ServerNames(pki.ClusterRef{Name: "rot", Namespace: cp.ns, ClusterDomain: localcluster.ClusterDomain})
+	names := pki.ServerNames(pki.ClusterRef{Name: "rot", Namespace: cp.ns, ClusterDomain: cp.c.ClusterDomain()})
 	issue := func(ca *pkitest.CA) map[string][]byte {
 		return ca.SecretData(t, names.DNS, names.IPs, pkitest.ServerAndClient...)
 	}

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
@@ -100,7 +99,7 @@ func rotateCA(t *testing.T, s *sweep, sub *subject) {
 	st := sub.state.(*tlsState)
 	sub.gen++
 	st.ca = pkitest.NewCA(t, fmt.Sprintf("%s-ca-%d", serverSecret, sub.gen))
-	all := pki.ServerNames(pki.ClusterRef{Name: sub.name, Namespace: sub.ns, ClusterDomain: localcluster.ClusterDomain})
+	all := pki.ServerNames(pki.ClusterRef{Name: sub.name, Namespace: sub.ns, ClusterDomain: s.c.ClusterDomain()})
 	e2eutil.SetSecretData(t, s.c, sub.ns, serverSecret, st.ca.SecretData(t, all.DNS, all.IPs, pkitest.ServerAndClient...))
 }
 

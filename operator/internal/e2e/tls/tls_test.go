@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
@@ -151,7 +150,7 @@ func assertOwnedCertificates(t *testing.T, c *framework.Cluster, ns, cluster str
 func testMissingSAN(t *testing.T, c *framework.Cluster) {
 	ns := e2eutil.NewNamespace(t, c)
 	ca := pkitest.NewCA(t, "byo-ca")
-	ref := pki.ClusterRef{Name: "byo", Namespace: ns, ClusterDomain: localcluster.ClusterDomain}
+	ref := pki.ClusterRef{Name: "byo", Namespace: ns, ClusterDomain: c.ClusterDomain()}
 	all := pki.ServerNames(ref)
 	// Everything but the member wildcards: the Services and loopback are covered, no member is.
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "byo-server", Namespace: ns}, Type: corev1.SecretTypeTLS,
