@@ -73,8 +73,8 @@ func TestRunOnACopy(t *testing.T) {
 	}
 	// copyTree refuses the package's own (reserved-prefix) templates; copy them by hand.
 	own, _ := filepath.Glob(filepath.Join(repo, tenantPackage, "templates", ownPrefix+"*"))
-	own = append(own, filepath.Join(repo, tenantPackage, tenantDefaultsFile), filepath.Join(repo, tenantPackage, tenantValuesFile),
-		filepath.Join(repo, operatorPackage, tenantDefaultsFile))
+	own = append(own, filepath.Join(repo, tenantPackage, ownDefaultsFile), filepath.Join(repo, tenantPackage, ownValuesFile),
+		filepath.Join(repo, operatorPackage, ownDefaultsFile))
 	for _, f := range own {
 		raw, err := os.ReadFile(f)
 		if err != nil {

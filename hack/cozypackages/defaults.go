@@ -9,11 +9,11 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
-// tenantDefaultsFile is the tenant package's own file of the values in which the Cozystack app
-// differs from charts/etcd (e.g. a Kamaji DataStore by default, as Cozystack's own etcd app
-// renders one). The Tenant's HelmRelease passes no values of its own, so a setting Cozystack
-// needs must be a default of the package.
-const tenantDefaultsFile = ownPrefix + "defaults.yaml"
+// ownDefaultsFile is a package's own file of the values in which it differs from the chart it
+// flattens (e.g. the tenant app's Kamaji DataStore by default, as Cozystack's own etcd app renders
+// one; the operator's two replicas). A Tenant's HelmRelease passes no values of its own, so a
+// setting Cozystack needs must be a default of the package.
+const ownDefaultsFile = ownPrefix + "defaults.yaml"
 
 // override is one value the package sets over the chart's default, or, with remove, a value the
 // package leaves out (a null in the defaults file, as a null removes a default in Helm).
@@ -144,11 +144,11 @@ func lookup(m *yamlv3.Node, key string) *yamlv3.Node {
 	return nil
 }
 
-// tenantValuesFile holds the values only the tenant package has, with their @param annotations:
+// ownValuesFile holds the values only a package has (the tenant package's), with their @param annotations:
 // the names Cozystack's own etcd app gives its values (size, storageClass, a flat resources), so
 // the values existing apps carry keep their meaning. They come first in the package's values.yaml,
 // as in Cozystack's app, and so first in the dashboard's form.
-const tenantValuesFile = ownPrefix + "values.yaml"
+const ownValuesFile = ownPrefix + "values.yaml"
 
 // withOwnValues puts the package's own values before the chart's. A key the chart's values still
 // have is an error: the package would then have two values of one name.
@@ -162,7 +162,7 @@ func withOwnValues(chartValues, own []byte) ([]byte, error) {
 	}
 	for k := range pkg {
 		if _, dup := chart[k]; dup {
-			return nil, fmt.Errorf("%s is a value of charts/etcd too; leave it out of the package with a null in %s first", k, tenantDefaultsFile)
+			return nil, fmt.Errorf("%s is a value of charts/etcd too; leave it out of the package with a null in %s first", k, ownDefaultsFile)
 		}
 	}
 	return append(append(bytes.TrimRight(own, "\n"), "\n\n"...), chartValues...), nil

@@ -134,20 +134,20 @@ func flatten(root, chartRel, pkgRel string, dirs ...string) error {
 	if err != nil {
 		return err
 	}
-	overrides, err := readOptional(filepath.Join(pkg, tenantDefaultsFile))
+	overrides, err := readOptional(filepath.Join(pkg, ownDefaultsFile))
 	if err != nil {
 		return err
 	}
 	if values, _, err = applyDefaults(values, overrides); err != nil {
-		return fmt.Errorf("%s/%s: %w", pkgRel, tenantDefaultsFile, err)
+		return fmt.Errorf("%s/%s: %w", pkgRel, ownDefaultsFile, err)
 	}
-	own, err := readOptional(filepath.Join(pkg, tenantValuesFile))
+	own, err := readOptional(filepath.Join(pkg, ownValuesFile))
 	if err != nil {
 		return err
 	}
 	if own != nil {
 		if values, err = withOwnValues(values, own); err != nil {
-			return fmt.Errorf("%s/%s: %w", pkgRel, tenantValuesFile, err)
+			return fmt.Errorf("%s/%s: %w", pkgRel, ownValuesFile, err)
 		}
 	}
 	if err := writeFile(filepath.Join(pkg, "values.yaml"), values); err != nil {
