@@ -37,7 +37,9 @@ type Entry struct {
 func Dir(p string, mode fs.FileMode) Entry { return Entry{Path: p, Mode: mode, Dir: true} }
 
 // File is a file owned by root with the given content.
-func File(p string, mode fs.FileMode, data []byte) Entry { return Entry{Path: p, Mode: mode, Data: data} }
+func File(p string, mode fs.FileMode, data []byte) Entry {
+	return Entry{Path: p, Mode: mode, Data: data}
+}
 
 // HostFile is a file owned by root copied from the host file source.
 func HostFile(p string, mode fs.FileMode, source string) Entry {
