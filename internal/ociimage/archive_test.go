@@ -64,9 +64,16 @@ func writeAndRead(t *testing.T, s Spec) (archived, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "image.tar")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "image.tar")
 	if err := WriteArchive(path, s.Name, img); err != nil {
 		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode() != 0o644 {
+		t.Errorf("archive %v, %v: want mode 0644 (nodes' importers need not be its owner)", info, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 	return readArchive(t, path), path
 }
