@@ -90,7 +90,7 @@ func run(ctx context.Context, out, chart, manager, tools string, versions []stri
 		return err
 	}
 	for _, im := range images {
-		if err := write(filepath.Join(out, im.file), filepath.Join(build, im.file+".inputs"), self, im.spec); err != nil {
+		if _, err := write(filepath.Join(out, im.file), filepath.Join(build, im.file+".inputs"), self, im.spec); err != nil {
 			return err
 		}
 	}
@@ -124,42 +124,42 @@ func goBuild(ctx context.Context, out, pkg string) error {
 }
 
 // write writes the archive at path unless the inputs key kept at keyFile says the archive there
-// was written from the same inputs.
-func write(path, keyFile string, salt []byte, spec func() (ociimage.Spec, error)) error {
+// was written from the same inputs; it says whether it wrote.
+func write(path, keyFile string, salt []byte, spec func() (ociimage.Spec, error)) (bool, error) {
 	start := time.Now()
 	s, err := spec()
 	if err != nil {
-		return err
+		return false, err
 	}
 	key, err := ociimage.InputsKey(s, salt)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if upToDate(path, keyFile, key) {
 		fmt.Printf("%-45s %s up to date\n", s.Name, path)
-		return nil
+		return false, nil
 	}
 	// A failed write must not leave the old key beside a new archive.
 	if err := os.Remove(keyFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return false, err
 	}
 	img, err := ociimage.Build(s)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := ociimage.WriteArchive(path, s.Name, img); err != nil {
-		return err
+		return false, err
 	}
 	digest, err := img.Digest()
 	if err != nil {
-		return err
+		return false, err
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	fmt.Printf("%-45s %s %s %5.1f MB %4.1fs\n", s.Name, path, digest.Hex[:12], float64(info.Size())/1e6, time.Since(start).Seconds())
-	return os.WriteFile(keyFile, []byte(key), 0o644)
+	return true, os.WriteFile(keyFile, []byte(key), 0o644)
 }
 
 func upToDate(path, keyFile, key string) bool {
