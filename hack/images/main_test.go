@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/etcd-operator/internal/ociimage"
@@ -41,6 +42,29 @@ func TestWriteSkipsUnchangedInputs(t *testing.T) {
 		}
 		if _, err := os.Stat(archive); err != nil {
 			t.Errorf("%s: %v", step.name, err)
+		}
+	}
+}
+
+func TestPruneRemovesWhatIsNoLongerBuilt(t *testing.T) {
+	out := t.TempDir()
+	build := filepath.Join(out, ".build")
+	files := []string{"operator.tar", "etcd-v3.4.0.tar", "notes.txt", ".build/etcd-v3.4.0.tar.inputs", ".build/operator.tar.inputs"}
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := prune(out, build, []string{"operator.tar", "pause.tar"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(out, f))
+		if gone := os.IsNotExist(err); gone != strings.Contains(f, "etcd-v3.4.0") {
+			t.Errorf("%s: removed %v", f, gone)
 		}
 	}
 }
