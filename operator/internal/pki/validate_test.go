@@ -143,8 +143,13 @@ func TestValidate(t *testing.T) {
 		ca:   ca.pem,
 		req:  Requirement{Names: member, Usages: both},
 	}, {
-		name:  "every problem at once",
-		cert:  issue(t, with(func(s *leafSpec) { s.dns = nil; s.ips = nil; s.usages = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}; s.notAfter = testNow.Add(-time.Hour) }), &otherCA).pem,
+		name: "every problem at once",
+		cert: issue(t, with(func(s *leafSpec) {
+			s.dns = nil
+			s.ips = nil
+			s.usages = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}
+			s.notAfter = testNow.Add(-time.Hour)
+		}), &otherCA).pem,
 		ca:    ca.pem,
 		req:   Requirement{What: "server", Names: member, Usages: both},
 		kinds: []ProblemKind{ProblemMissingSAN, ProblemMissingUsage, ProblemMissingUsage, ProblemExpired, ProblemUntrusted},
