@@ -163,6 +163,11 @@ func TestSystemPackagesSplitOperatorAndCRDs(t *testing.T) {
 	if !slices.Contains(args, "--cluster-domain=cozy.local") {
 		t.Errorf("manager args %v: want --cluster-domain=cozy.local from _cluster.cluster-domain", args)
 	}
+	// It replaces Cozystack's operator package, whose Deployment (etcd-operator-controller-manager)
+	// runs until the upgrade deletes it: both elect through its Lease, so one leads at a time.
+	if !slices.Contains(args, "--leader-election-id=aa20b3a9.etcd-operator.cozystack.io") || !slices.Contains(args, "--leader-elect=true") {
+		t.Errorf("manager args %v: want leader election through the replaced operator's Lease aa20b3a9.etcd-operator.cozystack.io", args)
+	}
 	// Scraped under the name Cozystack's own operator package gives its VMServiceScrape (an upgrade
 	// takes it over), keeping the cluster metrics' namespace label for the tenants' alerts.
 	if s := k["VMServiceScrape"]; len(s) != 1 || s[0].GetName() != "etcd-operator" {
