@@ -30,10 +30,6 @@ import (
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// LeaderElectionID is the Lease that elects the active replica, unless --leader-election-id names
-// another.
-const LeaderElectionID = "etcd-operator.cozystack.io"
-
 type options struct {
 	metricsAddr, probeAddr  string
 	leaderElect             bool
@@ -63,7 +59,7 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active replica through a Lease (--leader-election-id)")
-	fs.StringVar(&o.leaderElectionID, "leader-election-id", LeaderElectionID,
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", v1alpha2.DefaultLeaderElectionID,
 		"name of the Lease (in the operator's namespace) whose holder is the active replica; an operator this one replaces that elects through the same Lease never runs beside it")
 	fs.StringVar(&o.watchNamespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch; empty watches all")
 	fs.StringVar(&o.clusterDomain, "cluster-domain", "",
