@@ -5,7 +5,7 @@
 // before the Cozystack packages copy the chart; `make verify` fails when its output is stale.
 //
 // A selector of the operator's cluster metrics (etcd_operator_*) gets namespace and cluster; one of
-// etcd's own metrics gets namespace and service (the chart's <cluster>-metrics Service, whose scrape
+// etcd's own metrics (etcd_*, and its gRPC servers' grpc_server_*) gets namespace and service (the chart's <cluster>-metrics Service, whose scrape
 // objects label them so). The values are the placeholders __NAMESPACE__ and __CLUSTER__, which the
 // chart's alerts.yaml replaces. A rule reading any other metric is about the operator itself, not a
 // cluster, and is left to the fleet-wide rules.
@@ -114,7 +114,7 @@ func matchers(metric string) (string, bool) {
 	switch {
 	case strings.HasPrefix(metric, "etcd_operator_"):
 		return fmt.Sprintf(`namespace=%q,cluster=%q`, namespacePlaceholder, clusterPlaceholder), true
-	case strings.HasPrefix(metric, "etcd_"):
+	case strings.HasPrefix(metric, "etcd_"), strings.HasPrefix(metric, "grpc_server_"): // the members' /metrics
 		return fmt.Sprintf(`namespace=%q,service=%q`, namespacePlaceholder, clusterPlaceholder+"-metrics"), true
 	}
 	return "", false

@@ -70,7 +70,7 @@ func TestGenerateKeepsEveryClusterAlert(t *testing.T) {
 	var want, have []string
 	for _, g := range in.Groups {
 		for _, r := range g.Rules {
-			if strings.Contains(r.Expr, "etcd_") {
+			if strings.Contains(r.Expr, "etcd_") || strings.Contains(r.Expr, "grpc_server_") {
 				want = append(want, r.Alert)
 			}
 		}
