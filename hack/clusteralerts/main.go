@@ -134,70 +134,86 @@ var (
 // scoped). It reads PromQL as far as the shipped rules use it: string literals, selectors with
 // {matchers} and [ranges], function calls, aggregations, grouping label lists, numbers, operators.
 func scope(expr string) (out string, ok bool, err error) {
-	var b strings.Builder
-	selectors, others := 0, 0
+	s := scoper{expr: expr}
 	for i := 0; i < len(expr); {
 		c := expr[i]
+		j := i + 1
 		switch {
 		case c == '"' || c == '\'' || c == '`':
 			end := strings.IndexByte(expr[i+1:], c)
 			if end < 0 {
 				return "", false, fmt.Errorf("unterminated string in %q", expr)
 			}
-			b.WriteString(expr[i : i+end+2])
-			i += end + 2
+			j = i + end + 2
+			s.b.WriteString(expr[i:j])
 		case c == '{' || c == '[':
 			return "", false, fmt.Errorf("%q at %d follows no metric name in %q", c, i, expr)
 		case isIdentStart(c):
-			j := i
-			for j < len(expr) && isIdent(expr[j]) {
-				j++
+			if j, err = s.word(i); err != nil {
+				return "", false, err
 			}
-			word, next := expr[i:j], nextNonSpace(expr, j)
-			switch {
-			case groupingWords[word] && next < len(expr) && expr[next] == '(':
-				end := strings.IndexByte(expr[next:], ')')
-				if end < 0 {
-					return "", false, fmt.Errorf("unclosed label list after %s in %q", word, expr)
-				}
-				j = next + end + 1
-				b.WriteString(expr[i:j])
-			case keywords[word] || aggregations[word] || (next < len(expr) && expr[next] == '('):
-				b.WriteString(word)
-			default:
-				var sel string
-				if sel, j, err = selector(expr, word, j); err != nil {
-					return "", false, err
-				}
-				if m, cluster := matchers(word); cluster {
-					selectors++
-					sel = strings.Replace(sel, "{", "{"+m+",", 1)
-					sel = strings.Replace(sel, ",}", "}", 1)
-				} else {
-					others++
-				}
-				b.WriteString(sel)
-			}
-			i = j
 		case c >= '0' && c <= '9' || c == '.':
-			j := i
 			for j < len(expr) && (isIdent(expr[j]) || expr[j] == '.') {
 				j++
 			}
-			b.WriteString(expr[i:j])
-			i = j
+			s.b.WriteString(expr[i:j])
 		default:
-			b.WriteByte(c)
-			i++
+			s.b.WriteByte(c)
 		}
+		i = j
 	}
 	switch {
-	case selectors > 0 && others > 0:
+	case s.selectors > 0 && s.others > 0:
 		return "", false, fmt.Errorf("reads a cluster's metrics and others in %q; split it or teach matchers() the others", expr)
-	case selectors == 0:
+	case s.selectors == 0:
 		return "", false, nil
 	}
-	return b.String(), true, nil
+	return s.b.String(), true, nil
+}
+
+// scoper writes an expression with the cluster's matchers added, counting the selectors it
+// narrowed and those of other metrics.
+type scoper struct {
+	expr              string
+	b                 strings.Builder
+	selectors, others int
+}
+
+// word copies the identifier at i and what belongs to it (a grouping's label list, a selector's
+// matchers and range) and returns where it ends.
+func (s *scoper) word(i int) (int, error) {
+	j := i
+	for j < len(s.expr) && isIdent(s.expr[j]) {
+		j++
+	}
+	word, next := s.expr[i:j], nextNonSpace(s.expr, j)
+	opens := next < len(s.expr) && s.expr[next] == '('
+	switch {
+	case groupingWords[word] && opens:
+		end := strings.IndexByte(s.expr[next:], ')')
+		if end < 0 {
+			return 0, fmt.Errorf("unclosed label list after %s in %q", word, s.expr)
+		}
+		j = next + end + 1
+		s.b.WriteString(s.expr[i:j])
+		return j, nil
+	case keywords[word] || aggregations[word] || opens: // operators, aggregations, functions
+		s.b.WriteString(word)
+		return j, nil
+	}
+	sel, j, err := selector(s.expr, word, j)
+	if err != nil {
+		return 0, err
+	}
+	if m, cluster := matchers(word); cluster {
+		s.selectors++
+		sel = strings.Replace(sel, "{", "{"+m+",", 1)
+		sel = strings.Replace(sel, ",}", "}", 1)
+	} else {
+		s.others++
+	}
+	s.b.WriteString(sel)
+	return j, nil
 }
 
 // selector reads the series selector of metric, whose name ends at j: its {matchers} (written
