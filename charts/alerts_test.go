@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cozystack/etcd-operator/internal/chartrender"
 )
 
 const (
@@ -67,5 +71,55 @@ func promtoolTest(t *testing.T, rules, tests string, render *strings.Replacer) {
 	}
 	if out, err := exec.Command(promtool, "test", "rules", filepath.Join(dir, "tests.yaml")).CombinedOutput(); err != nil {
 		t.Fatalf("promtool test rules %s: %v\n%s", tests, err, out)
+	}
+}
+
+// TestEtcdChartRendersClusterRulesWhereTheAPIIsServed: the etcd chart's alert objects appear only
+// where the cluster serves their API (an install without the CRD must not fail), under
+// <cluster>-rules, with every rule of the per-cluster file narrowed to the release's cluster.
+func TestEtcdChartRendersClusterRulesWhereTheAPIIsServed(t *testing.T) {
+	values := parseValues(t, `{clusterName: main, alerts: {vmRule: {enabled: true, labels: {team: db}}}}`)
+	opts := chartrender.Options{ReleaseName: etcdRelease, Namespace: etcdNamespace, Strict: true}
+	ms, err := chartrender.RenderManifests(etcdChart, values, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Object.GetKind() == "VMRule" {
+			t.Fatal("a VMRule rendered for a cluster that does not serve operator.victoriametrics.com/v1beta1")
+		}
+	}
+	opts.APIVersions = []string{"operator.victoriametrics.com/v1beta1/VMRule"}
+	if ms, err = chartrender.RenderManifests(etcdChart, values, opts); err != nil {
+		t.Fatal(err)
+	}
+	var rules []*unstructured.Unstructured
+	for _, m := range ms {
+		if m.Object.GetKind() == "VMRule" {
+			rules = append(rules, m.Object)
+		}
+	}
+	if len(rules) != 1 || rules[0].GetName() != "main-rules" || rules[0].GetLabels()["team"] != "db" {
+		t.Fatalf("want one VMRule main-rules labelled team=db, got %v", rules)
+	}
+	src, err := os.ReadFile(clusterRulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(string(src), "- alert: ")
+	groups, _, _ := unstructured.NestedSlice(rules[0].Object, "spec", "groups")
+	got := 0
+	for _, g := range groups {
+		for _, r := range g.(map[string]any)["rules"].([]any) {
+			got++
+			expr := r.(map[string]any)["expr"].(string)
+			if strings.Contains(expr, "__") || !strings.Contains(expr, `namespace="`+etcdNamespace+`"`) ||
+				!(strings.Contains(expr, `cluster="main"`) || strings.Contains(expr, `service="main-metrics"`)) {
+				t.Errorf("%s is not narrowed to %s/main: %s", r.(map[string]any)["alert"], etcdNamespace, expr)
+			}
+		}
+	}
+	if got != want || want == 0 {
+		t.Errorf("%d rules rendered, %s has %d", got, clusterRulesFile, want)
 	}
 }
