@@ -25,7 +25,8 @@ RBAC_DIR := charts/etcd-operator/files/rbac
 # Charts whose values.schema.json and README parameter table hack/chartschema writes.
 CHARTS := $(patsubst %/,%,$(sort $(dir $(wildcard charts/*/Chart.yaml))))
 CHART_DOCS := $(foreach c,$(CHARTS),$(c)/values.schema.json $(c)/README.md)
-GENERATED := operator/api tenants/api internal/testenv/crds packages $(CRD_DIR) $(RBAC_DIR) docs/api-reference.md $(CHART_DOCS)
+GENERATED := operator/api tenants/api internal/testenv/crds packages $(CRD_DIR) $(RBAC_DIR) docs/api-reference.md $(CHART_DOCS) \
+	charts/etcd/files/alerts
 GO_TEST_FLAGS ?= -count=1
 E2E_TIMEOUT ?= 60m
 
@@ -51,6 +52,7 @@ manifests: tools ## Generate CRDs and RBAC from the controller-gen markers, char
 	$(CONTROLLER_GEN) rbac:roleName=etcd-operator paths=./operator/... output:rbac:dir=$(RBAC_DIR)
 	$(CONTROLLER_GEN) rbac:roleName=etcd-operator-tenants paths=./tenants/... output:rbac:dir=$(RBAC_DIR)/tenants
 	go run ./hack/apidocs -crds $(CRD_DIR) -out docs/api-reference.md
+	go run ./hack/clusteralerts
 	go run ./hack/chartschema $(CHARTS)
 	hack/fixture-crds.sh $(CONTROLLER_GEN)
 	@# Last: the Cozystack packages copy the charts as the steps above left them.

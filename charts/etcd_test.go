@@ -197,6 +197,7 @@ var etcdRejects = []rejectCase{
 	{name: "backup to s3 with half the keys", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b, credentials: {accessKeyId: a}}}`, wantErr: []string{"both backup.s3.credentials.accessKeyId and secretAccessKey"}},
 	{name: "backup to s3 with a Secret and keys", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b, credentials: {secretName: c, accessKeyId: a, secretAccessKey: k}}}`, wantErr: []string{"either secretName", "not both"}},
 	{name: "backup to pvc without claim", values: `backup: {enabled: true, destination: pvc}`, wantErr: []string{"backup.destination=pvc needs backup.pvc.claimName"}},
+	{name: "both rule kinds", values: `alerts: {prometheusRule: {enabled: true}, vmRule: {enabled: true}}`, wantErr: []string{"enable one"}},
 }
 
 func TestEtcdChartRenders(t *testing.T) {

@@ -12,8 +12,8 @@
 //     templates, so that upgrades update them (Helm never upgrades a chart's crds/) and uninstalls
 //     keep them.
 //   - extra/etcd: a tenant app's values are the top level of its HelmRelease (the dashboard writes
-//     the app's spec there), which a subchart cannot receive, so the chart's templates and values
-//     are copied into the package itself, beside the package's own cozystack-* templates. Its
+//     the app's spec there), which a subchart cannot receive, so the chart's templates, files (its
+//     per-cluster alert rules) and values are copied into the package itself, beside the package's own cozystack-* templates. Its
 //     values.schema.json is the chart's plus the _namespace/_cluster keys that Cozystack merges in
 //     from the cozystack-values Secret. The package's own cozystack-defaults.yaml overrides chart
 //     defaults (in values.yaml and the schemas' defaults) where Cozystack needs other ones.

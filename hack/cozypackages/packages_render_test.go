@@ -17,8 +17,19 @@ import (
 
 func renderPackage(t *testing.T, pkg, release, ns string, values map[string]any) ([]chartrender.Manifest, error) {
 	t.Helper()
+	return renderPackageWithAPIs(t, pkg, release, ns, values, nil)
+}
+
+// cozystackAPIs are rule and scrape APIs every Cozystack cluster serves (VictoriaMetrics' operator
+// with Prometheus Operator's CRDs, which it converts), beside the ones Helm assumes.
+var cozystackAPIs = []string{"monitoring.coreos.com/v1/PrometheusRule", "monitoring.coreos.com/v1/ServiceMonitor",
+	"operator.victoriametrics.com/v1beta1/VMRule", "operator.victoriametrics.com/v1beta1/VMServiceScrape"}
+
+// renderPackageWithAPIs renders as on a cluster that serves apis (.Capabilities.APIVersions).
+func renderPackageWithAPIs(t *testing.T, pkg, release, ns string, values map[string]any, apis []string) ([]chartrender.Manifest, error) {
+	t.Helper()
 	return chartrender.RenderManifests(filepath.Join(testenv.RepoRoot(), pkg), values,
-		chartrender.Options{ReleaseName: release, Namespace: ns, IncludeCRDs: true, Strict: true})
+		chartrender.Options{ReleaseName: release, Namespace: ns, IncludeCRDs: true, Strict: true, APIVersions: apis})
 }
 
 func kinds(ms []chartrender.Manifest) map[string][]*unstructured.Unstructured {
@@ -151,6 +162,18 @@ func TestSystemPackagesSplitOperatorAndCRDs(t *testing.T) {
 	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
 	if !slices.Contains(args, "--cluster-domain=cozy.local") {
 		t.Errorf("manager args %v: want --cluster-domain=cozy.local from _cluster.cluster-domain", args)
+	}
+	// It replaces Cozystack's operator package, whose Deployment (etcd-operator-controller-manager)
+	// runs until the upgrade deletes it: both elect through its Lease, so one leads at a time.
+	if !slices.Contains(args, "--leader-election-id=aa20b3a9.etcd-operator.cozystack.io") || !slices.Contains(args, "--leader-elect=true") {
+		t.Errorf("manager args %v: want leader election through the replaced operator's Lease aa20b3a9.etcd-operator.cozystack.io", args)
+	}
+	// Scraped under the name Cozystack's own operator package gives its VMServiceScrape (an upgrade
+	// takes it over), keeping the cluster metrics' namespace label for the tenants' alerts.
+	if s := k["VMServiceScrape"]; len(s) != 1 || s[0].GetName() != "etcd-operator" {
+		t.Errorf("want the VMServiceScrape etcd-operator, got kinds %v", keys(k))
+	} else if eps, _, _ := unstructured.NestedSlice(s[0].Object, "spec", "endpoints"); len(eps) != 1 || eps[0].(map[string]any)["honorLabels"] != true {
+		t.Errorf("VMServiceScrape endpoints %v: want one with honorLabels", eps)
 	}
 	crds, err := renderPackage(t, crdsPackage, "etcd-operator-crds", "cozy-etcd-operator", nil)
 	if err != nil {

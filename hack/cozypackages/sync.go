@@ -101,7 +101,7 @@ func syncTenant(root string) error {
 	if err != nil {
 		return err
 	}
-	if err := flatten(root, etcdChart, tenantPackage, "templates"); err != nil {
+	if err := flatten(root, etcdChart, tenantPackage, "templates", "files"); err != nil {
 		return err
 	}
 	// Same name as the chart: the release, the dashboard kind and the ExternalArtifact say etcd.

@@ -33,7 +33,7 @@ func existingAppValues() map[string]any {
 // would be re-issued), the same Secrets, the legacy Service and the dashboard's Role. Leaf
 // certificates may gain names (the cluster domain's), which only re-issues them from the same CA.
 func TestTenantPackageRendersAnExistingCozystackAppUnchanged(t *testing.T) {
-	ms, err := renderPackage(t, tenantPackage, "etcd", "tenant-a", existingAppValues())
+	ms, err := renderPackageWithAPIs(t, tenantPackage, "etcd", "tenant-a", existingAppValues(), cozystackAPIs)
 	if err != nil {
 		t.Fatal(err)
 	}

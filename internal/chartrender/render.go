@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,6 +44,9 @@ type Options struct {
 	Strict bool
 	// IncludeCRDs prepends the chart's crds/ objects, as `helm install` applies them first.
 	IncludeCRDs bool
+	// APIVersions are served by the cluster beside Helm's defaults (.Capabilities.APIVersions), as
+	// `helm template --api-versions` takes them: "group/version" or "group/version/Kind".
+	APIVersions []string
 }
 
 // Manifest is one rendered object with the template it came from.
@@ -75,7 +79,7 @@ func RenderManifests(chartDir string, values map[string]any, o Options) ([]Manif
 	if !ok {
 		return nil, fmt.Errorf("chart %s: only apiVersion v2 charts are supported, got %T", chartDir, charter)
 	}
-	caps, err := capabilities(o.KubeVersion)
+	caps, err := capabilities(o.KubeVersion, o.APIVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +125,7 @@ func RenderManifests(chartDir string, values map[string]any, o Options) ([]Manif
 	return out, nil
 }
 
-func capabilities(kubeVersion string) (*common.Capabilities, error) {
+func capabilities(kubeVersion string, apiVersions []string) (*common.Capabilities, error) {
 	if kubeVersion == "" {
 		kubeVersion = DefaultKubeVersion
 	}
@@ -131,6 +135,7 @@ func capabilities(kubeVersion string) (*common.Capabilities, error) {
 	}
 	caps := common.DefaultCapabilities.Copy()
 	caps.KubeVersion = *kv
+	caps.APIVersions = append(slices.Clone(caps.APIVersions), apiVersions...)
 	return caps, nil
 }
 

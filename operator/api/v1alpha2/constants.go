@@ -22,6 +22,11 @@ const (
 	ManagedBy = "etcd-operator"
 )
 
+// DefaultLeaderElectionID is the Lease, in the operator's namespace, through which its replicas
+// elect the active one unless the manager's --leader-election-id names another (the Cozystack
+// package names the Lease of the operator it replaces).
+const DefaultLeaderElectionID = "etcd-operator.cozystack.io"
+
 // AnnotationInitialClusterState on a member Pod feeds etcd's ETCD_INITIAL_CLUSTER_STATE through
 // the downward API. The kubelet resolves it at every container start, so once the cluster has
 // formed the operator flips a seed's Pod to "existing": a seed restarted in place with a wiped

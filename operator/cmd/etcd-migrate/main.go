@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/kubectletcd"
 	"github.com/cozystack/etcd-operator/operator/internal/migrate"
 )
@@ -33,7 +34,7 @@ type options struct {
 	kubectletcd.Options
 	apply, skipBackup, skipControllerCheck bool
 	backupFile, legacyController           string
-	newController                          string
+	newController, newControllerLease      string
 	timeout                                time.Duration
 }
 
@@ -95,6 +96,8 @@ func newRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	f.BoolVar(&o.skipBackup, "skip-backup", false, "adopt without taking a snapshot first")
 	f.StringVar(&o.legacyController, "legacy-controller", migrate.DefaultLegacyController.String(), "namespace/name of the legacy operator's Deployment")
 	f.StringVar(&o.newController, "new-controller", migrate.DefaultNewController.String(), "namespace/name of this operator's Deployment")
+	f.StringVar(&o.newControllerLease, "new-controller-lease", v1alpha2.DefaultLeaderElectionID,
+		"the Lease this operator's replicas elect through, in the --new-controller namespace (its chart's leaderElectionID; aa20b3a9.etcd-operator.cozystack.io for the Cozystack package)")
 	f.BoolVar(&o.skipControllerCheck, "skip-controller-check", false, "do not check that both operators are stopped")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound of each wait for a deletion")
 	return cmd
@@ -157,7 +160,7 @@ func (o *options) adopt(ctx context.Context, env migrate.Env, st *migrate.State)
 	if !o.skipControllerCheck {
 		legacyCtl, _ := migrate.ParseController(o.legacyController)
 		newCtl, _ := migrate.ParseController(o.newController)
-		if err := migrate.CheckControllersStopped(ctx, env.Client, legacyCtl, newCtl, time.Now()); err != nil {
+		if err := migrate.CheckControllersStopped(ctx, env.Client, legacyCtl, newCtl, o.newControllerLease, time.Now()); err != nil {
 			return &codeError{code: exitBlocked, err: err}
 		}
 	}

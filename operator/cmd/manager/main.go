@@ -30,12 +30,10 @@ import (
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// LeaderElectionID is the Lease that elects the active replica.
-const LeaderElectionID = "etcd-operator.cozystack.io"
-
 type options struct {
 	metricsAddr, probeAddr  string
 	leaderElect             bool
+	leaderElectionID        string
 	watchNamespaces         string
 	clusterDomain           string
 	imageRepository         string
@@ -60,7 +58,9 @@ func parseFlags(args []string, zapOpts *zap.Options) (options, error) {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
-	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active replica through the Lease "+LeaderElectionID)
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active replica through a Lease (--leader-election-id)")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", v1alpha2.DefaultLeaderElectionID,
+		"name of the Lease (in the operator's namespace) whose holder is the active replica; an operator this one replaces that elects through the same Lease never runs beside it")
 	fs.StringVar(&o.watchNamespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "comma-separated namespaces to watch; empty watches all")
 	fs.StringVar(&o.clusterDomain, "cluster-domain", "",
 		"the Kubernetes cluster DNS domain (member names, TLS names); empty reads it from /etc/resolv.conf, else cluster.local")
@@ -126,6 +126,18 @@ func envOr(name, fallback string) string {
 	return fallback
 }
 
+// managerOptions are the controller-runtime manager's options from the flags.
+func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
+	return ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         o.leaderElect,
+		LeaderElectionID:       o.leaderElectionID,
+		Cache:                  cacheOptions(o.watchNamespaces),
+	}
+}
+
 // cacheOptions scopes the cache to the watched namespaces, and Secrets to those labelled with
 // a cluster (the operator's TLS Secrets): no cluster-wide Secret cache.
 func cacheOptions(watch string) cache.Options {
@@ -175,14 +187,7 @@ func run(args []string) error {
 	if err := kamaji.AddToScheme(scheme); err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.leaderElect,
-		LeaderElectionID:       LeaderElectionID,
-		Cache:                  cacheOptions(o.watchNamespaces),
-	})
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), managerOptions(o, scheme))
 	if err != nil {
 		return err
 	}

@@ -40,8 +40,9 @@ const (
 
 // TestAlertRulesNameExportedMetrics: every metric an alert rule's expression names is one the
 // operator exports (this package's collector, controller-runtime's reconcile metrics) or one
-// every supported etcd serves on its /metrics (each version from the tools cache, run on
-// loopback): a renamed metric breaks the test, not the alert in production.
+// every supported etcd serves on its /metrics (each version from the tools cache, run as a
+// two-member cluster on loopback that served a request): a renamed metric breaks the test, not the
+// alert in production.
 func TestAlertRulesNameExportedMetrics(t *testing.T) {
 	checkExpressions(t, ruleExpressions(t))
 }
@@ -268,25 +269,51 @@ func etcdMetricNames(t *testing.T, version string) map[string]bool {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s is missing (%v): run `make tools`", bin, err)
 	}
-	client, peer, metrics := loopbackURL(t), loopbackURL(t), loopbackURL(t)
-	cmd := exec.Command(bin, "--name=m", "--data-dir="+t.TempDir(), "--listen-client-urls="+client, "--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer, "--initial-cluster=m="+peer,
-		"--listen-metrics-urls="+metrics, "--log-level=error")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	// Two members, so the series of peers exist (the round-trip prober's histogram), and a request
+	// through the gRPC gateway, so do those of served requests (grpc_server_handled_total).
+	peers := []string{loopbackURL(t), loopbackURL(t)}
+	initial := "m0=" + peers[0] + ",m1=" + peers[1]
+	var client, metrics string
+	for i, peer := range peers {
+		c, m := loopbackURL(t), loopbackURL(t)
+		if i == 0 {
+			client, metrics = c, m
+		}
+		cmd := exec.Command(bin, fmt.Sprintf("--name=m%d", i), "--data-dir="+t.TempDir(), "--listen-client-urls="+c, "--advertise-client-urls="+c,
+			"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer, "--initial-cluster="+initial,
+			"--listen-metrics-urls="+m, "--log-level=error")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	want := []string{"etcd_server_has_leader", "grpc_server_handled_total", "etcd_network_peer_round_trip_time_seconds_bucket"}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		if resp, err := http.Post(client+"/v3/kv/range", "application/json", strings.NewReader(`{"key":"YQ=="}`)); err == nil {
+			_ = resp.Body.Close()
+		}
 		names, err := scrapeNames(metrics + "/metrics")
-		if err == nil && names["etcd_server_has_leader"] {
+		if err == nil && hasAll(names, want) {
 			return names
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("etcd %s served no metrics: %v", version, err)
+			if err != nil {
+				t.Fatalf("etcd %s served no metrics: %v", version, err)
+			}
+			return names // what is missing is reported as not exported
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+func hasAll(names map[string]bool, want []string) bool {
+	for _, n := range want {
+		if !names[n] {
+			return false
+		}
+	}
+	return true
 }
 
 func scrapeNames(url string) (map[string]bool, error) {

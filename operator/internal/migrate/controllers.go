@@ -32,13 +32,11 @@ var (
 	DefaultNewController    = Controller{Namespace: "etcd-operator-system", Name: "etcd-operator"}
 )
 
-// LeaseName is the Lease this operator's replicas elect a leader through (--leader-elect).
-const LeaseName = "etcd-operator.cozystack.io"
-
 // CheckControllersStopped refuses while either operator may act: the legacy one would recreate
 // what the adoption deletes. A Deployment counts as running while it asks for replicas or still
-// has Pods; this operator also while a replica holds its Lease.
-func CheckControllersStopped(ctx context.Context, c client.Client, legacyCtl, newCtl Controller, now time.Time) error {
+// has Pods; this operator also while a replica holds its Lease (lease, in newCtl's namespace: the
+// manager's --leader-election-id).
+func CheckControllersStopped(ctx context.Context, c client.Client, legacyCtl, newCtl Controller, lease string, now time.Time) error {
 	for _, d := range []Controller{legacyCtl, newCtl} {
 		dep := &appsv1.Deployment{}
 		switch err := c.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: d.Name}, dep); {
@@ -49,13 +47,13 @@ func CheckControllersStopped(ctx context.Context, c client.Client, legacyCtl, ne
 			return fmt.Errorf("deployment %s is running (%d replicas): scale it to 0 and wait for its Pods to go", d, dep.Status.Replicas)
 		}
 	}
-	lease := &coordinationv1.Lease{}
-	switch err := c.Get(ctx, client.ObjectKey{Namespace: newCtl.Namespace, Name: LeaseName}, lease); {
+	l := &coordinationv1.Lease{}
+	switch err := c.Get(ctx, client.ObjectKey{Namespace: newCtl.Namespace, Name: lease}, l); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return fmt.Errorf("lease %s/%s: %w", newCtl.Namespace, LeaseName, err)
-	case leaseHeld(lease, now):
-		return fmt.Errorf("an etcd-operator replica (%s) holds lease %s/%s: stop it first", *lease.Spec.HolderIdentity, newCtl.Namespace, LeaseName)
+		return fmt.Errorf("lease %s/%s: %w", newCtl.Namespace, lease, err)
+	case leaseHeld(l, now):
+		return fmt.Errorf("an etcd-operator replica (%s) holds lease %s/%s: stop it first", *l.Spec.HolderIdentity, newCtl.Namespace, lease)
 	}
 	return nil
 }

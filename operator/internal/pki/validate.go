@@ -217,7 +217,14 @@ func missingNames(leaf *x509.Certificate, want Names) []string {
 	return out
 }
 
+// hasExtKeyUsage applies the rule of Go's crypto/x509 verification, which etcd's TLS listeners
+// and clients use: a certificate without the extended key usage extension may be used for any
+// purpose; with it, the usage (or anyExtendedKeyUsage) must be listed. An extension holding only
+// usages Go does not know (UnknownExtKeyUsage) lists neither server nor client auth.
 func hasExtKeyUsage(c *x509.Certificate, u x509.ExtKeyUsage) bool {
+	if len(c.ExtKeyUsage) == 0 && len(c.UnknownExtKeyUsage) == 0 {
+		return true
+	}
 	return slices.Contains(c.ExtKeyUsage, u) || slices.Contains(c.ExtKeyUsage, x509.ExtKeyUsageAny)
 }
 

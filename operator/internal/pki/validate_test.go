@@ -125,13 +125,31 @@ func TestValidate(t *testing.T) {
 		kinds:   []ProblemKind{ProblemMissingUsage},
 		message: `peer: lacks extended key usage "client auth"`,
 	}, {
+		// Go's verifier (and so etcd) treats a leaf without the extension as good for any use.
+		name: "no extended key usage extension satisfies both",
+		cert: issue(t, with(func(s *leafSpec) { s.usages = nil }), &ca).pem,
+		ca:   ca.pem,
+		req:  Requirement{Names: member, Usages: both},
+	}, {
+		name:    "client auth only",
+		cert:    issue(t, with(func(s *leafSpec) { s.usages = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth} }), &ca).pem,
+		ca:      ca.pem,
+		req:     Requirement{What: "server", Names: member, Usages: both},
+		kinds:   []ProblemKind{ProblemMissingUsage},
+		message: `server: lacks extended key usage "server auth"`,
+	}, {
 		name: "any usage satisfies both",
 		cert: issue(t, with(func(s *leafSpec) { s.usages = []x509.ExtKeyUsage{x509.ExtKeyUsageAny} }), &ca).pem,
 		ca:   ca.pem,
 		req:  Requirement{Names: member, Usages: both},
 	}, {
-		name:  "every problem at once",
-		cert:  issue(t, with(func(s *leafSpec) { s.dns = nil; s.ips = nil; s.usages = nil; s.notAfter = testNow.Add(-time.Hour) }), &otherCA).pem,
+		name: "every problem at once",
+		cert: issue(t, with(func(s *leafSpec) {
+			s.dns = nil
+			s.ips = nil
+			s.usages = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}
+			s.notAfter = testNow.Add(-time.Hour)
+		}), &otherCA).pem,
 		ca:    ca.pem,
 		req:   Requirement{What: "server", Names: member, Usages: both},
 		kinds: []ProblemKind{ProblemMissingSAN, ProblemMissingUsage, ProblemMissingUsage, ProblemExpired, ProblemUntrusted},

@@ -103,15 +103,14 @@ func installPlatformCRDs(t *testing.T, c *framework.Cluster) {
 }
 
 // installSystemPackages installs the CRDs package, then the operator package, each with only
-// _cluster as values, and waits for the operator's Pods.
+// _cluster as values, and waits for the operator's Pods. The operator package comes as it comes to
+// a running platform: as the upgrade of Cozystack's own operator package, which it replaces.
 func installSystemPackages(t *testing.T, c *framework.Cluster) {
 	values := map[string]any{"_cluster": clusterValues()}
 	took := helmrelease.New(t, c, crdsRelease, systemNamespace).
 		Install(t, helmrelease.RepoPath(t, "packages/system/etcd-operator-crds"), values)
 	t.Logf("helm install %s: %s", crdsRelease, took.Round(time.Millisecond))
-	took = helmrelease.New(t, c, operatorRelease, systemNamespace).
-		Install(t, helmrelease.RepoPath(t, "packages/system/etcd-operator"), values)
-	t.Logf("helm install %s: %s", operatorRelease, took.Round(time.Millisecond))
+	replaceCozystackOperator(t, c, values)
 	took = e2eutil.WaitSeen(t, 3*time.Minute, "the operator Deployment's Pods ready", func() (bool, string) {
 		return e2eutil.DeploymentReady(c, systemNamespace, operatorRelease, operatorReplicas)
 	})

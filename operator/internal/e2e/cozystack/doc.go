@@ -6,6 +6,10 @@
 //     the tenant app (packages/extra/etcd, release etcd) are installed with only the values
 //     Cozystack passes (_cluster, _namespace); the tenant etcd becomes Available with TLS whose
 //     certificates name the members in cozy.local;
+//   - the operator package comes as the upgrade of a stand-in for Cozystack's own operator package
+//     (testdata/cozystack-etcd-operator: Deployment etcd-operator-controller-manager, electing
+//     through the public operator's Lease): while Helm runs both Deployments, never do both
+//     operators lead at once, and the package's leads once the old one is gone;
 //   - a kube-apiserver, run as Kamaji runs a tenant's (a Pod, --etcd-compaction-interval=0, a client
 //     certificate minted from the DataStore's CA key), reaches that etcd through the rendered
 //     DataStore and stores what it is given there;

@@ -42,9 +42,9 @@ func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{OperatorBin: bin, Scheme: scheme})
 }
 
-// leaseName is the manager's LeaderElectionID (operator/cmd/manager), a Lease in the namespace
-// of the operator's Pod (controller-runtime reads it from the ServiceAccount volume).
-const leaseName = "etcd-operator.cozystack.io"
+// leaseName is the manager's default Lease (the chart leaves leaderElectionID empty), in the
+// namespace of the operator's Pod (controller-runtime reads it from the ServiceAccount volume).
+const leaseName = v1alpha2.DefaultLeaderElectionID
 
 // TestHelmInstallUninstall is the charts' proof on a real cluster; each step needs the one before.
 func TestHelmInstallUninstall(t *testing.T) {

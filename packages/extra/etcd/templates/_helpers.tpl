@@ -17,6 +17,41 @@ app.kubernetes.io/name: etcd
 etcd-operator.cozystack.io/cluster: {{ include "etcd.cluster" . }}
 {{- end -}}
 
+{{- /* spec.topologySpreadConstraints: the platform's spread policy, then topologySpreadConstraints for
+the topology keys the platform's leave to the app. Cozystack passes its policy to every app as
+_cluster.scheduling.globalAppTopologySpreadConstraints, a YAML document with a topologySpreadConstraints
+list, and its apps give each such constraint a labelSelector of their own Pods: here, where one has
+none, this cluster's members (etcd.memberSelector). A key in both is the platform's (two constraints on
+one key and whenUnsatisfiable would be refused). */ -}}
+{{- define "etcd.topologySpreadConstraints" -}}
+{{- $raw := dig "scheduling" "globalAppTopologySpreadConstraints" "" (.Values._cluster | default dict) }}
+{{- $out := list }}
+{{- $keys := list }}
+{{- if $raw }}
+{{- $doc := ternary $raw (dict) (kindIs "map" $raw) }}
+{{- if kindIs "string" $raw }}{{ $doc = fromYaml $raw }}{{ end }}
+{{- $global := get $doc "topologySpreadConstraints" }}
+{{- if or (hasKey $doc "Error") (not (kindIs "slice" $global)) }}
+{{- fail (printf "_cluster.scheduling.globalAppTopologySpreadConstraints must be a YAML document with a topologySpreadConstraints list, as Cozystack's platform writes it; got %q" (toString $raw)) }}
+{{- end }}
+{{- $members := include "etcd.memberSelector" . | fromYaml }}
+{{- range $global }}
+{{- $c := deepCopy . }}
+{{- if not (hasKey $c "labelSelector") }}
+{{- $_ := set $c "labelSelector" (dict "matchLabels" $members) }}
+{{- end }}
+{{- $out = append $out $c }}
+{{- $keys = append $keys $c.topologyKey }}
+{{- end }}
+{{- end }}
+{{- range .Values.topologySpreadConstraints }}
+{{- if not (has .topologyKey $keys) }}
+{{- $out = append $out . }}
+{{- end }}
+{{- end }}
+{{- with $out }}{{ toYaml . }}{{ end }}
+{{- end -}}
+
 {{- /* Certificate, Secret and Issuer names of the chart's PKI; stable, because Kamaji and network
 policies refer to them. They are the names Cozystack's own etcd app gives its PKI (for the cluster
 etcd: CAs etcd-ca and etcd-peer-ca, Issuers etcd-issuer and etcd-peer-issuer), so upgrading a tenant
