@@ -164,11 +164,12 @@ dev-down: ## Remove a local cluster left by an interrupted `make dev`.
 vendor-charts: ## Pull the third-party charts pinned in Chartfile.yaml into third_party/charts (needs the chart repositories).
 	go run ./hack/chartfile -helm $(HELM)
 
+# Stripped (-s) as the Dockerfile builds the manager, so `make images` packs bin/manager as it is.
 .PHONY: build
 build: ## Build the binaries into bin/ (and the operator that stops at crash points, for e2e's sweep).
-	go build -o bin/ ./operator/cmd/... ./e2e/cmd/...
+	go build -ldflags=-s -o bin/ ./operator/cmd/... ./e2e/cmd/...
 	go build -tags crashpoint -o bin/manager-crashpoint ./operator/cmd/manager
 
 .PHONY: images
 images: build tools ## OCI image tarballs (operator, etcd per ETCD_VERSIONS, pause) into bin/images/, for ctr import; no Docker.
-	go run ./hack/images -out bin/images -chart charts/etcd-operator -tools $(TOOLS_DIR) -etcd-versions '$(ETCD_VERSIONS)'
+	go run ./hack/images -out bin/images -manager bin/manager -chart charts/etcd-operator -tools $(TOOLS_DIR) -etcd-versions '$(ETCD_VERSIONS)'
