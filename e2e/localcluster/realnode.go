@@ -206,6 +206,15 @@ func waitSocket(ctx context.Context, path string, owner *component) error {
 	})
 }
 
+// checkImagesDir refuses an images folder without the pause image: no Pod could start.
+func checkImagesDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, ociimage.PauseArchive)); err != nil {
+		return fmt.Errorf("images folder %q has no %s (the Pods' sandbox image %s); run `make images`: %w",
+			dir, ociimage.PauseArchive, ociimage.PauseImage, err)
+	}
+	return nil
+}
+
 // importImages imports every image tarball of the images folder into the node's containerd
 // (namespace k8s.io, the CRI's), before its kubelet registers: no registry is reachable, Pods
 // run what was imported.
