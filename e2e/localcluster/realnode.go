@@ -147,15 +147,21 @@ func (rc *runningCluster) writeRealNodeFiles(n *realNode) error {
 	l := n.layout
 	// A boot starts without the previous one's volatile state (containerd's state folder
 	// and /run/containerd are tmpfs on a machine).
-	for _, d := range []string{l.ContainerdState(), l.path("host", "run-containerd"), l.NamespaceReady()} {
+	volatile := []string{l.ContainerdState(), l.NamespaceReady()}
+	for _, m := range l.overlayMounts() {
+		if m.Volatile {
+			volatile = append(volatile, m.Upper, m.Work)
+		}
+	}
+	for _, d := range volatile {
 		if err := os.RemoveAll(d); err != nil {
 			return err
 		}
 	}
 	dirs := []string{l.ContainerdRoot(), l.ContainerdState(), filepath.Dir(l.Socket()), l.CNIConfDir(),
 		l.KubeletRoot(), l.PodLogs(), l.VolumePlugins(), l.path("sysctl")}
-	for _, m := range l.hostPathMounts() {
-		dirs = append(dirs, m[0])
+	for _, m := range l.overlayMounts() {
+		dirs = append(dirs, m.Upper, m.Work)
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -110,9 +110,9 @@ func TestCNIConfigRangeIsInsideTheNodesPodCIDR(t *testing.T) {
 func TestMountNamespaceScriptShadowsHostPathsAndSysctls(t *testing.T) {
 	s := realNodeLayout{Dir: "/n"}.mountNamespaceScript()
 	for _, want := range []string{
-		"mount --bind /n/host/var-log-containers /var/log/containers",
-		"mount --bind /n/host/var-lib-cni /var/lib/cni",
-		"mount --bind /n/host/run-containerd /run/containerd",
+		"mount -t overlay overlay -o lowerdir=/var/log,upperdir=/n/host/var-log,workdir=/n/host/var-log.work /var/log",
+		"mount -t overlay overlay -o lowerdir=/var/lib,upperdir=/n/host/var-lib,workdir=/n/host/var-lib.work /var/lib",
+		"mount -t overlay overlay -o lowerdir=/run,upperdir=/n/host/run,workdir=/n/host/run.work /run",
 		"mount --bind /n/sysctl/vm.overcommit_memory /proc/sys/vm/overcommit_memory",
 		"mount --bind /n/sysctl/kernel.panic /proc/sys/kernel/panic",
 		"mount --bind /n/sysctl/kernel.panic_on_oops /proc/sys/kernel/panic_on_oops",

@@ -37,6 +37,11 @@ const (
 // The host's values of the sysctls the kubelet writes at start: they must not change.
 var hostSysctls = []string{"/proc/sys/vm/overcommit_memory", "/proc/sys/kernel/panic", "/proc/sys/kernel/panic_on_oops"}
 
+// The paths containerd, the CNI plugins and the kubelet use whatever their configuration says: a
+// real node must not create them on the host.
+var hardCodedPaths = []string{"/var/lib/cni", "/var/log/containers", "/var/log/pods", "/run/containerd",
+	"/var/lib/kubelet", "/var/lib/containerd", "/opt/containerd", "/var/run/nri", "/etc/cni"}
+
 // TestMain: each test starts its own cluster (the teardown is under test); Main only sets the
 // logger controller-runtime otherwise complains about with a stack trace.
 func TestMain(m *testing.M) { framework.Main(m, framework.Options{}) }
@@ -44,6 +49,7 @@ func TestMain(m *testing.M) { framework.Main(m, framework.Options{}) }
 func TestRealNodesRunRestrictedPodSurviveFaultsAndLeaveNothing(t *testing.T) {
 	ctx := context.Background()
 	sysctlsBefore := readAll(t, hostSysctls)
+	absentBefore := absent(hardCodedPaths)
 	c, err := framework.StartCluster(ctx, framework.Options{Nodes: -1, RealNodes: 2})
 	if err != nil {
 		t.Fatalf("local cluster: %v", err)
@@ -133,6 +139,22 @@ func TestRealNodesRunRestrictedPodSurviveFaultsAndLeaveNothing(t *testing.T) {
 		t.Fatalf("down: %v", err)
 	}
 	checkNothingLeft(t, c.Name, dir)
+	for _, p := range absentBefore {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was created on the host", p)
+		}
+	}
+}
+
+// absent lists the paths that do not exist.
+func absent(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func createNamespace(t *testing.T, c *framework.Cluster) {
