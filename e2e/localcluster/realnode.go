@@ -21,6 +21,7 @@ type realNode struct {
 	i          int
 	layout     realNodeLayout
 	cgroupRoot string
+	imported   bool // the images are in containerd's root (on disk: they survive a node stop)
 
 	holder, containerd, kubelet *component
 }
@@ -130,7 +131,14 @@ func (rc *runningCluster) bootRealNode(ctx context.Context, n *realNode) error {
 	if err := waitSocket(ctx, n.layout.Socket(), n.containerd); err != nil {
 		return err
 	}
-	return rc.importImages(ctx, n)
+	if n.imported {
+		return nil
+	}
+	if err := rc.importImages(ctx, n); err != nil {
+		return err
+	}
+	n.imported = true
+	return nil
 }
 
 // realNodeComponent is a process of node n entered into its mount namespace, with the
