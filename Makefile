@@ -167,3 +167,7 @@ vendor-charts: ## Pull the third-party charts pinned in Chartfile.yaml into thir
 build: ## Build the binaries into bin/ (and the operator that stops at crash points, for e2e's sweep).
 	go build -o bin/ ./operator/cmd/... ./e2e/cmd/...
 	go build -tags crashpoint -o bin/manager-crashpoint ./operator/cmd/manager
+
+.PHONY: images
+images: build tools ## OCI image tarballs (operator, etcd per ETCD_VERSIONS, pause) into bin/images/, for ctr import; no Docker.
+	go run ./hack/images -out bin/images -chart charts/etcd-operator -tools $(TOOLS_DIR) -etcd-versions '$(ETCD_VERSIONS)'

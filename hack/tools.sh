@@ -5,6 +5,7 @@
 # build is never trusted. Nothing prebuilt is downloaded.
 #
 # Usage: hack/tools.sh [tool...]   tools: etcd kube controller-gen helm staticcheck coredns cert-manager versitygw prometheus
+#                                          kubelet containerd (the local cluster's real nodes)
 #        hack/tools.sh --print-dir  prints the cache folder and exits
 # Output: progress on stderr; the last stdout line is the envtest assets folder.
 set -euo pipefail
@@ -56,32 +57,55 @@ k8s_ldflags() {
 	echo "$ld"
 }
 
-build_kube() {
+# kube_wrapper_module writes the go.mod of a wrapper module for k8s.io/kubernetes commands:
+# k8s.io/kubernetes' go.mod points its staging modules at ./staging; the wrapper replaces each
+# with the published library of the same patch.
+kube_wrapper_module() {
+	local lib="v0.${KUBERNETES_VERSION#v1.}"
+	printf 'module local/kubebuild\n\ngo 1.26.0\n\ngodebug default=go1.26\n\nreplace (\n'
+	for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider \
+		cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api \
+		cri-client cri-streaming csi-translation-lib dynamic-resource-allocation endpointslice externaljwt \
+		kms kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics \
+		mount-utils pod-security-admission sample-apiserver streaming; do
+		printf '\tk8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$lib"
+	done
+	printf ')\n'
+}
+
+# build_kube_cmds CMD...: builds k8s.io/kubernetes/cmd/CMD of KUBERNETES_VERSION into $OUT.
+build_kube_cmds() {
 	mkdir -p "$WORK" "$OUT"
 	cd "$WORK"
-	local lib="v0.${KUBERNETES_VERSION#v1.}"
-	# k8s.io/kubernetes' go.mod points its staging modules at ./staging; a wrapper
-	# module replaces each with the published library of the same patch.
-	{
-		printf 'module local/kubebuild\n\ngo 1.26.0\n\ngodebug default=go1.26\n\nreplace (\n'
-		for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider \
-			cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api \
-			cri-client cri-streaming csi-translation-lib dynamic-resource-allocation endpointslice externaljwt \
-			kms kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics \
-			mount-utils pod-security-admission sample-apiserver streaming; do
-			printf '\tk8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$lib"
-		done
-		printf ')\n'
-	} >go.mod
-	local cmds=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubectl)
+	kube_wrapper_module >go.mod
 	local pkgs=()
-	for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c@$KUBERNETES_VERSION"); done
+	for c in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$c@$KUBERNETES_VERSION"); done
 	go get -tool "${pkgs[@]}" >&2
 	local ld; ld="$(k8s_ldflags)"
-	for c in "${cmds[@]}"; do
+	for c in "$@"; do
 		local s; s=$(date +%s)
 		go build -trimpath -ldflags "$ld" -o "$OUT/$c" "k8s.io/kubernetes/cmd/$c"
 		log "  $c: $(( $(date +%s) - s ))s"
+	done
+}
+
+build_kube() { build_kube_cmds kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubectl; }
+# The kubelet of the local cluster's real nodes, in its own folder: adding it to the kubernetes
+# folder would change that folder's recipe and rebuild every Kubernetes binary.
+build_kubelet() { build_kube_cmds kubelet; }
+
+# containerd for the real nodes: the daemon, its runc shim and ctr, static (no cgo), without the
+# snapshotters that need cgo or kernel tooling (overlayfs and native remain).
+build_containerd() {
+	mkdir -p "$WORK" "$OUT"
+	cd "$WORK"
+	printf 'module local/containerdbuild\n\ngo 1.26.0\n' >go.mod
+	local m="github.com/containerd/containerd/v2"
+	go get -tool "$m/cmd/containerd@$CONTAINERD_VERSION" "$m/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" \
+		"$m/cmd/ctr@$CONTAINERD_VERSION" >&2
+	local ld="-s -w -X $m/version.Version=$CONTAINERD_VERSION -X $m/version.Revision=module-proxy"
+	for c in containerd containerd-shim-runc-v2 ctr; do
+		go build -trimpath -tags "no_btrfs no_devmapper no_zfs" -ldflags "$ld" -o "$OUT/$c" "$m/cmd/$c"
 	done
 }
 
@@ -184,7 +208,7 @@ link_envtest_assets() {
 	echo "$dir"
 }
 
-want="${*:-etcd kube controller-gen helm staticcheck coredns cert-manager versitygw prometheus}"
+want="${*:-etcd kube controller-gen helm staticcheck coredns cert-manager versitygw prometheus kubelet containerd}"
 total_start=$(date +%s)
 for t in $want; do
 	case "$t" in
@@ -192,6 +216,8 @@ for t in $want; do
 		# the default first: envtest needs it soonest
 		for v in $ETCD_DEFAULT_VERSION $ETCD_VERSIONS; do ETCD_V="$v" build_into "etcd-$v" build_etcd; done ;;
 	kube) build_into "kubernetes-$KUBERNETES_VERSION" build_kube ;;
+	kubelet) build_into "kubelet-$KUBERNETES_VERSION" build_kubelet ;;
+	containerd) build_into "containerd-$CONTAINERD_VERSION" build_containerd ;;
 	controller-gen) build_into "controller-gen-$CONTROLLER_TOOLS_VERSION" build_controller_gen ;;
 	helm) build_into "helm-$HELM_VERSION" build_helm "r$HELM_RECIPE" ;;
 	staticcheck) build_into "staticcheck-$STATICCHECK_VERSION" build_staticcheck ;;

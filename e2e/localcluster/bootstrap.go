@@ -82,7 +82,7 @@ func (rc *runningCluster) bootstrapObjects(ctx context.Context) error {
 func (rc *runningCluster) waitNodesReady(ctx context.Context, idx []int) error {
 	return poll(ctx, 2*time.Minute, func() (bool, error) {
 		for _, i := range idx {
-			if c := rc.nodes[i]; c != nil {
+			if c := rc.nodeProcess(i); c != nil {
 				if err := c.exitError(); err != nil {
 					return false, err
 				}
@@ -104,4 +104,12 @@ func NodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// nodeProcess is the process whose exit fails node i's readiness: its agent or its kubelet.
+func (rc *runningCluster) nodeProcess(i int) *component {
+	if n := rc.realNodes[i]; n != nil {
+		return n.kubelet
+	}
+	return rc.nodes[i]
 }

@@ -54,7 +54,13 @@ func supervisorPID(l Layout) int {
 func cleanupLeftovers(name string, l Layout, removeDir bool) error {
 	var errs []error
 	names := clusterNetnsNames(name)
-	if err := killPids(pidsInNetns(names), 10*time.Second); err != nil {
+	// Real nodes: containerd's shims and the kubelets are in the cluster netns, and every process
+	// naming the cluster's folder is one of its own; containers are found by their cgroups.
+	pids := append(pidsInNetns(names), pidsNaming(l.Dir+"/")...)
+	if err := killPids(pids, 10*time.Second); err != nil {
+		errs = append(errs, err)
+	}
+	if err := killCgroups(clusterCgroupRoots(name), 10*time.Second); err != nil {
 		errs = append(errs, err)
 	}
 	for _, ns := range names {
@@ -130,4 +136,21 @@ func List(root string) []string {
 		}
 	}
 	return names
+}
+
+// pidsNaming lists the processes (but this one) whose command line contains s.
+func pidsNaming(s string) []int {
+	procs, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), s) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -26,8 +26,8 @@ func serveControl(path string, rc *runningCluster, st *State) (*http.Server, err
 	nodeOp := func(op func(i int) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			i, err := strconv.Atoi(r.PathValue("i"))
-			if err == nil && (i < 1 || i > rc.opts.Nodes) {
-				err = fmt.Errorf("node %d: cluster has nodes 1..%d", i, rc.opts.Nodes)
+			if err == nil && (i < 1 || i > rc.opts.AllNodes()) {
+				err = fmt.Errorf("node %d: cluster has nodes 1..%d", i, rc.opts.AllNodes())
 			}
 			if err == nil {
 				mu.Lock()
@@ -42,10 +42,13 @@ func serveControl(path string, rc *runningCluster, st *State) (*http.Server, err
 		}
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /nodes/{i}/stop", nodeOp(rc.stopNode))
-	mux.HandleFunc("POST /nodes/{i}/crash", nodeOp(rc.crashNode))
-	mux.HandleFunc("POST /nodes/{i}/shutdown", nodeOp(rc.shutdownNode))
-	mux.HandleFunc("POST /nodes/{i}/start", nodeOp(func(i int) error { return rc.restartNode(context.Background(), i) }))
+	mux.HandleFunc("POST /nodes/{i}/stop", nodeOp(rc.byKind(rc.stopNode, rc.stopRealNode)))
+	mux.HandleFunc("POST /nodes/{i}/crash", nodeOp(rc.byKind(rc.crashNode, rc.crashKubelet)))
+	mux.HandleFunc("POST /nodes/{i}/shutdown", nodeOp(rc.byKind(rc.shutdownNode, errRealNodeShutdown)))
+	mux.HandleFunc("POST /nodes/{i}/kubelet/stop", nodeOp(rc.byKind(errNotRealNode, rc.stopKubelet)))
+	mux.HandleFunc("POST /nodes/{i}/start", nodeOp(rc.byKind(
+		func(i int) error { return rc.restartNode(context.Background(), i) },
+		func(i int) error { return rc.restartRealNode(context.Background(), i) })))
 	mux.HandleFunc("GET /state", func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(st) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
@@ -90,5 +93,12 @@ func (c *ControlClient) ShutdownNode(i int) error {
 	return c.post(fmt.Sprintf("/nodes/%d/shutdown", i))
 }
 
-// StartNode starts node i's agent again and waits until its Node is Ready.
+// StopKubelet stops real node i's kubelet only (SIGTERM); its containers keep running.
+// StartNode starts it again.
+func (c *ControlClient) StopKubelet(i int) error {
+	return c.post(fmt.Sprintf("/nodes/%d/kubelet/stop", i))
+}
+
+// StartNode starts node i's agent again (a real node: whatever of it is stopped) and waits until
+// its Node is Ready.
 func (c *ControlClient) StartNode(i int) error { return c.post(fmt.Sprintf("/nodes/%d/start", i)) }

@@ -24,6 +24,8 @@ type runningCluster struct {
 
 	components []*component // control plane, in start order
 	nodes      map[int]*component
+	realNodes  map[int]*realNode
+	realTools  RealNodeTools
 	innerCfg   *rest.Config // admin, dialing 10.244.0.1:6443 inside the netns
 	kube       kubernetes.Interface
 	timings    []Timing
@@ -49,10 +51,10 @@ func (rc *runningCluster) prepareFiles() error {
 			return err
 		}
 	}
-	if err := writePKI(l.PKI(), rc.opts.Name, rc.opts.ClusterDomain, rc.opts.Nodes); err != nil {
+	if err := writePKI(l.PKI(), rc.opts.Name, rc.opts.ClusterDomain, rc.opts.AllNodes()); err != nil {
 		return err
 	}
-	for _, spec := range kubeconfigSpecs(l, rc.opts.Nodes) {
+	for _, spec := range kubeconfigSpecs(l, rc.opts.AllNodes()) {
 		if err := writeKubeconfig(l.PKI(), spec, "lc-"+rc.opts.Name); err != nil {
 			return err
 		}
@@ -120,7 +122,7 @@ func (rc *runningCluster) startControlPlane(ctx context.Context) error {
 // startKubeProxy runs kube-proxy once node 1 exists: kube-proxy waits 30 s for the
 // Node named by --hostname-override and reports unhealthy without it.
 func (rc *runningCluster) startKubeProxy(ctx context.Context) error {
-	if rc.opts.NoKubeProxy || rc.opts.Nodes == 0 {
+	if rc.opts.NoKubeProxy || rc.opts.AllNodes() == 0 {
 		return nil
 	}
 	start := time.Now()
@@ -193,6 +195,7 @@ func (rc *runningCluster) componentNamed(name string) *component {
 // stopAll stops the node agents, then the controllers, then the apiserver and etcd
 // last (an apiserver whose etcd is gone may hang in shutdown).
 func (rc *runningCluster) stopAll() {
+	rc.stopRealNodes()
 	var agents, controllers []*component
 	for _, n := range rc.nodes {
 		agents = append(agents, n)

@@ -35,6 +35,11 @@ func Up(ctx context.Context, opts Options, up UpOptions) (*State, error) {
 	if _, err := resolveTools(o.ToolsDir, o.ModuleRoot); err != nil {
 		return nil, err
 	}
+	if o.RealNodes > 0 {
+		if _, err := resolveRealNodeTools(o.ToolsDir, o.ModuleRoot); err != nil {
+			return nil, err
+		}
+	}
 	l := Layout{Dir: filepath.Join(o.StateRoot, o.Name)}
 	if pid := supervisorPID(l); pidAlive(pid) {
 		return nil, fmt.Errorf("cluster %q is already running (supervisor pid %d); run `localcluster down --name %s`", o.Name, pid, o.Name)

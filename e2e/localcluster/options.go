@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -48,12 +49,19 @@ var defaultVersions = map[string]string{
 	"CERT_MANAGER_VERSION": "v1.21.2",
 	"VERSITYGW_VERSION":    "v1.8.0",
 	"PROMETHEUS_VERSION":   "v0.316.0",
+	"CONTAINERD_VERSION":   "v2.3.7",
 }
 
 // Options configure a local cluster. The zero value plus a Name is usable.
 type Options struct {
 	Name  string // cluster name: [a-z0-9-], at most 20 characters
 	Nodes int    // node agents to start; default 3, 0 allowed (control plane only)
+	// RealNodes are kubelets with containerd (see realnode.go), started after the node agents:
+	// nodes Nodes+1..Nodes+RealNodes. They run the image tarballs of ImagesDir.
+	RealNodes int
+	// ImagesDir holds the OCI image tarballs (`make images`) imported into every real node;
+	// default $LC_IMAGES_DIR.
+	ImagesDir string
 
 	StateRoot string // default DefaultStateRoot; the cluster's folder is StateRoot/Name
 	ToolsDir  string // default $ETCD_OPERATOR_TOOLS or ~/.cache/etcd-operator-tools
@@ -86,8 +94,14 @@ func (o Options) withDefaults() (Options, error) {
 	if !nameRE.MatchString(o.Name) {
 		return o, fmt.Errorf("cluster name %q: want 1-20 characters of [a-z0-9-]", o.Name)
 	}
-	if o.Nodes < 0 || o.Nodes > 20 {
-		return o, fmt.Errorf("nodes %d: want 0..20", o.Nodes)
+	if o.Nodes < 0 || o.RealNodes < 0 || o.Nodes+o.RealNodes > 20 {
+		return o, fmt.Errorf("nodes %d, real nodes %d: want 0..20 in all", o.Nodes, o.RealNodes)
+	}
+	if o.ImagesDir == "" {
+		o.ImagesDir = os.Getenv("LC_IMAGES_DIR")
+	}
+	if o.RealNodes > 0 && o.ImagesDir == "" {
+		return o, fmt.Errorf("real nodes need an images folder (--images-dir or $LC_IMAGES_DIR; `make images` writes bin/images)")
 	}
 	if o.ClusterDomain == "" {
 		o.ClusterDomain = DefaultClusterDomain
@@ -250,4 +264,33 @@ func KubernetesVersion(o Options) (string, error) {
 		return "", err
 	}
 	return toolVersions(o.ModuleRoot)["KUBERNETES_VERSION"], nil
+}
+
+// AllNodes is the number of nodes of both kinds.
+func (o Options) AllNodes() int { return o.Nodes + o.RealNodes }
+
+// RealNodeTools are the binaries of the real nodes: the kubelet and containerd's.
+type RealNodeTools struct {
+	Kubelet, Containerd, Ctr string
+}
+
+func resolveRealNodeTools(toolsDir, moduleRoot string) (RealNodeTools, error) {
+	v := toolVersions(moduleRoot)
+	cd := filepath.Join(toolsDir, "containerd-"+v["CONTAINERD_VERSION"])
+	t := RealNodeTools{
+		Kubelet:    filepath.Join(toolsDir, "kubelet-"+v["KUBERNETES_VERSION"], "kubelet"),
+		Containerd: filepath.Join(cd, "containerd"),
+		Ctr:        filepath.Join(cd, "ctr"),
+	}
+	for _, p := range []string{t.Kubelet, t.Containerd, t.Ctr, filepath.Join(cd, "containerd-shim-runc-v2")} {
+		if _, err := os.Stat(p); err != nil {
+			return t, fmt.Errorf("real-node tool missing (run `make tools`): %w", err)
+		}
+	}
+	for _, p := range []string{"runc", "/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "unshare"} {
+		if _, err := exec.LookPath(p); err != nil {
+			return t, fmt.Errorf("real nodes need %s (hack/e2e-deps.sh installs runc and containernetworking-plugins): %w", p, err)
+		}
+	}
+	return t, nil
 }

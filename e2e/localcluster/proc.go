@@ -13,9 +13,11 @@ import (
 
 // component is one long-running process of the cluster, run inside the cluster netns.
 type component struct {
-	Name string
-	Args []string // binary and flags
-	Log  string   // file that gets stdout and stderr
+	Name  string
+	Args  []string // binary and flags
+	Log   string   // file that gets stdout and stderr
+	Mntns string   // a mount namespace to enter too (/proc/<pid>/ns/mnt), or "" for the host's
+	Env   []string // added to the supervisor's environment
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -34,8 +36,12 @@ func (c *component) start(netns string) error {
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "\n=== %s start: %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(c.Args, " "))
-	args := append([]string{"--net=" + filepath.Join(netnsDir, netns), "--"}, c.Args...)
-	c.cmd = exec.Command("nsenter", args...)
+	args := []string{"--net=" + filepath.Join(netnsDir, netns)}
+	if c.Mntns != "" {
+		args = append(args, "--mount="+c.Mntns)
+	}
+	c.cmd = exec.Command("nsenter", append(append(args, "--"), c.Args...)...)
+	c.cmd.Env = append(os.Environ(), c.Env...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.cmd.Start(); err != nil {
@@ -51,7 +57,7 @@ func (c *component) start(netns string) error {
 
 // running reports whether the process has not exited yet.
 func (c *component) running() bool {
-	if c.exited == nil {
+	if c == nil || c.exited == nil {
 		return false
 	}
 	select {
@@ -64,6 +70,9 @@ func (c *component) running() bool {
 
 // exitError describes how the component ended, for readiness errors.
 func (c *component) exitError() error {
+	if c == nil {
+		return fmt.Errorf("never started")
+	}
 	if c.running() {
 		return nil
 	}

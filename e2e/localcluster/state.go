@@ -12,7 +12,9 @@ type State struct {
 	Dir             string    `json:"dir"`
 	Netns           string    `json:"netns"`
 	SupervisorPID   int       `json:"supervisorPID"`
-	Nodes           int       `json:"nodes"`
+	Nodes           int       `json:"nodes"`         // node agents: nodes 1..Nodes
+	RealNodes       []int     `json:"realNodes"`     // the indices of the real nodes (kubelet + containerd)
+	Ctr             string    `json:"ctr,omitempty"` // containerd's ctr of the tools cache, for real nodes
 	ClusterDomain   string    `json:"clusterDomain"` // the cluster's DNS domain (cluster.local unless chosen)
 	Ready           bool      `json:"ready"`
 	Error           string    `json:"error,omitempty"`

@@ -34,8 +34,9 @@ func Supervise(optionsFile string, ownerPID int) error {
 	defer stop()
 
 	rc := &runningCluster{opts: o, layout: l, dialer: Dialer{Netns: NetnsName(o.Name)},
-		nodes: map[int]*component{}, logf: logger.Printf}
-	st := &State{Name: o.Name, Dir: l.Dir, Netns: NetnsName(o.Name), SupervisorPID: os.Getpid(), Nodes: o.Nodes, ClusterDomain: o.ClusterDomain,
+		nodes: map[int]*component{}, realNodes: map[int]*realNode{}, logf: logger.Printf}
+	st := &State{Name: o.Name, Dir: l.Dir, Netns: NetnsName(o.Name), SupervisorPID: os.Getpid(), Nodes: o.Nodes,
+		RealNodes: realNodeIndices(o), ClusterDomain: o.ClusterDomain,
 		Kubeconfig: l.AdminKubeconfig(), InnerKubeconfig: l.InnerKubeconfig(), ControlSocket: l.ControlSocket(),
 		StartedAt: time.Now()}
 	upCtx, cancelUp := context.WithCancel(ctx)
@@ -97,6 +98,12 @@ func (rc *runningCluster) up(ctx context.Context, st *State) error {
 		return err
 	}
 	rc.tools = tools
+	if o.RealNodes > 0 {
+		if rc.realTools, err = resolveRealNodeTools(o.ToolsDir, o.ModuleRoot); err != nil {
+			return err
+		}
+		st.Ctr = rc.realTools.Ctr
+	}
 	start := time.Now()
 	if err := rc.prepareFiles(); err != nil {
 		return fmt.Errorf("pki/kubeconfigs: %w", err)
@@ -126,6 +133,9 @@ func (rc *runningCluster) up(ctx context.Context, st *State) error {
 		return err
 	}
 	if err := rc.startNodes(ctx); err != nil {
+		return err
+	}
+	if err := rc.startRealNodes(ctx); err != nil {
 		return err
 	}
 	if err := rc.startKubeProxy(ctx); err != nil {

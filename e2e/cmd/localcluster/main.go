@@ -1,7 +1,7 @@
 // Command localcluster runs a local Kubernetes cluster for the e2e tests: a real
 // control plane and node agents inside a network namespace (see e2e/README.md).
 //
-//	localcluster up [--name N] [--nodes 3] [--cluster-domain D]
+//	localcluster up [--name N] [--nodes 3] [--real-nodes 0 --images-dir DIR] [--cluster-domain D]
 //	                                           start (background supervisor) and wait until ready
 //	localcluster down [--name N]               stop and remove everything of the cluster
 //	localcluster status [--name N]             print the published state
@@ -52,7 +52,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: localcluster up|down|status|kubeconfig|exec [--name N] [--state-root DIR] (up: [--nodes 3] [--cluster-domain cluster.local] [--no-kube-proxy] [--nodeagent-bin P] [--operator-bin P])")
+	fmt.Fprintln(os.Stderr, "usage: localcluster up|down|status|kubeconfig|exec [--name N] [--state-root DIR] (up: [--nodes 3] [--real-nodes 0] [--images-dir DIR] [--cluster-domain cluster.local] [--no-kube-proxy] [--nodeagent-bin P] [--operator-bin P])")
 	os.Exit(2)
 }
 
@@ -72,6 +72,8 @@ func up(args []string) error {
 	var o localcluster.Options
 	fs := newFlags("up", &c)
 	fs.IntVar(&o.Nodes, "nodes", 3, "node agents")
+	fs.IntVar(&o.RealNodes, "real-nodes", 0, "real nodes (kubelet + containerd), after the node agents")
+	fs.StringVar(&o.ImagesDir, "images-dir", "", "OCI image tarballs imported into every real node (default $LC_IMAGES_DIR; `make images` writes bin/images)")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", localcluster.DefaultClusterDomain, "the cluster's DNS domain (CoreDNS, Pods' search path, the apiserver's names); Cozystack uses cozy.local")
 	fs.BoolVar(&o.NoKubeProxy, "no-kube-proxy", false, "do not run kube-proxy (no ClusterIP Services)")
 	fs.StringVar(&o.NodeAgentBin, "nodeagent-bin", "", "node agent binary (default $LC_NODEAGENT_BIN or go build ./e2e/cmd/nodeagent)")
