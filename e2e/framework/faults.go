@@ -19,10 +19,11 @@ import (
 )
 
 // StopNode takes node i (1-based) down like a machine: the agent stops, its pods
-// die, heartbeats stop; the controller-manager marks the Node NotReady after 20 s.
+// die, heartbeats stop; the controller-manager marks the Node NotReady after 20 s. A real node
+// loses its kubelet, every container, containerd and its mounts (SIGKILL: power lost).
 func (c *Cluster) StopNode(i int) error { return c.control.StopNode(i) }
 
-// CrashNode SIGKILLs node i's agent only; pods keep running (a kubelet crash).
+// CrashNode SIGKILLs node i's agent (a real node's kubelet) only; pods keep running (a kubelet crash).
 func (c *Cluster) CrashNode(i int) error { return c.control.CrashNode(i) }
 
 // ShutdownNode shuts node i (1-based) down gracefully, like the kubelet's GracefulNodeShutdown:
@@ -33,7 +34,8 @@ func (c *Cluster) CrashNode(i int) error { return c.control.CrashNode(i) }
 func (c *Cluster) ShutdownNode(i int) error { return c.control.ShutdownNode(i) }
 
 // StartNode starts node i's agent again (it re-registers and re-adopts its pods) and
-// waits until the Node is Ready.
+// waits until the Node is Ready. On a real node it starts whatever is stopped: the kubelet after
+// StopKubelet or CrashNode, the whole node (containerd, images kept, kubelet) after StopNode.
 func (c *Cluster) StartNode(i int) error { return c.control.StartNode(i) }
 
 // NodeIndex is the 1-based index of a Node of this cluster (lc-<name>-node-<i>).
@@ -74,8 +76,15 @@ func (c *Cluster) ContainerPID(ctx context.Context, namespace, pod, container st
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// KillContainer SIGKILLs a container's process (the node agent then restarts it per restartPolicy).
+// KillContainer SIGKILLs a container's process (its node then restarts it per restartPolicy). On a
+// real node the runtime kills it (ctr task kill), as an OOM kill or a crash would end it.
 func (c *Cluster) KillContainer(ctx context.Context, namespace, pod, container string) error {
+	if real, err := c.onRealNode(ctx, namespace, pod); err != nil || real {
+		if err != nil {
+			return err
+		}
+		return c.killRealContainer(ctx, namespace, pod, container)
+	}
 	pid, err := c.ContainerPID(ctx, namespace, pod, container)
 	if err != nil {
 		return err
@@ -126,7 +135,7 @@ func (c *Cluster) VolumePath(ctx context.Context, namespace, pod, volume string)
 			continue
 		}
 		if v.PersistentVolumeClaim == nil {
-			return filepath.Join(dir, "volumes", volume), nil
+			return c.podVolumeDir(p, dir, volume)
 		}
 		pvc, err := c.Kube.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
 		if err != nil {

@@ -33,8 +33,14 @@ import (
 
 // Options of a test cluster; zero values give 3 nodes and a name unique to the test binary.
 type Options struct {
-	Name        string
-	Nodes       int // default 3; use -1 for a control plane without nodes
+	Name  string
+	Nodes int // node agents; default 3; use -1 for none (a control plane only, or real nodes only)
+	// RealNodes are kubelets with containerd running the images of ImagesDir, numbered after the
+	// node agents (Nodes+1..Nodes+RealNodes). Faults act on them by kind (see realnode.go).
+	RealNodes int
+	// ImagesDir holds the image tarballs (`make images`) imported into every real node; default
+	// $LC_IMAGES_DIR (the Makefile's E2E_ENV sets it to bin/images).
+	ImagesDir   string
 	NoKubeProxy bool
 	// ClusterDomain is the cluster's DNS domain; default localcluster.DefaultClusterDomain.
 	ClusterDomain string
@@ -124,7 +130,7 @@ func StartCluster(ctx context.Context, o Options) (*Cluster, error) {
 }
 
 func (o Options) localOptions() (localcluster.Options, error) {
-	lo := localcluster.Options{Name: o.Name, Nodes: o.Nodes, NoKubeProxy: o.NoKubeProxy,
+	lo := localcluster.Options{Name: o.Name, Nodes: o.Nodes, RealNodes: o.RealNodes, ImagesDir: o.ImagesDir, NoKubeProxy: o.NoKubeProxy,
 		OperatorBin: o.OperatorBin, StateRoot: o.StateRoot, ClusterDomain: o.ClusterDomain}
 	switch {
 	case o.Nodes == 0:

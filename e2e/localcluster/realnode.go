@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cozystack/etcd-operator/internal/ociimage"
 )
 
 // realNode is the supervisor's view of one real node: the process holding its private mount
@@ -148,7 +150,7 @@ func (rc *runningCluster) writeRealNodeFiles(n *realNode) error {
 		}
 	}
 	files := map[string]string{
-		l.ContainerdConfig():                            containerdConfig(l, SandboxImage),
+		l.ContainerdConfig():                            containerdConfig(l, ociimage.PauseImage),
 		filepath.Join(l.CNIConfDir(), "10-lc.conflist"): cniConfig(n.i),
 		l.KubeletConfig(): kubeletConfig(kubeletConfigParams{Layout: l, NodeIP: NodeIP(n.i), CgroupRoot: n.cgroupRoot,
 			ClusterDomain: rc.opts.ClusterDomain, PKI: rc.layout.PKI(), CertFile: fmt.Sprintf("node-%d-serving", n.i)}),
@@ -305,4 +307,9 @@ func (rc *runningCluster) restartRealNode(ctx context.Context, i int) error {
 		return err
 	}
 	return rc.waitNodesReady(ctx, []int{i})
+}
+
+// RealNodeKubeletRoot is the kubelet's root folder of real node i of the cluster in dir.
+func RealNodeKubeletRoot(dir string, i int) string {
+	return realNodeLayout{Dir: Layout{Dir: dir}.NodeDir(i)}.KubeletRoot()
 }
