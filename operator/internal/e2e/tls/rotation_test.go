@@ -27,39 +27,6 @@ import (
 // at the next handshake.
 const servingTimeout = time.Minute
 
-// podIdentity is what a restart would change: the Pod's UID and its containers' restart counts.
-type podIdentity map[string]string
-
-func podIdentities(t *testing.T, c *framework.Cluster, ns, cluster string) podIdentity {
-	t.Helper()
-	out := podIdentity{}
-	for _, m := range e2eutil.Members(t, c, ns, cluster) {
-		pod := e2eutil.Pod(t, c, ns, m.Name)
-		if pod == nil {
-			t.Fatalf("member %s has no Pod", m.Name)
-		}
-		id := string(pod.UID)
-		for _, cs := range pod.Status.ContainerStatuses {
-			id += "/" + cs.Name + "=" + strconv.Itoa(int(cs.RestartCount))
-		}
-		out[m.Name] = id
-	}
-	return out
-}
-
-func assertNoRestart(t *testing.T, c *framework.Cluster, ns, cluster string, before podIdentity) {
-	t.Helper()
-	after := podIdentities(t, c, ns, cluster)
-	for name, id := range before {
-		if after[name] != id {
-			t.Errorf("member %s restarted: %s -> %q", name, id, after[name])
-		}
-	}
-	if len(after) != len(before) {
-		t.Errorf("members changed: %v -> %v", before, after)
-	}
-}
-
 // planeConfigs are the client configurations for both listeners: the client plane with the
 // operator-client certificate, the peer plane with the peer certificate (peers are each
 // other's clients).
@@ -73,7 +40,7 @@ func planeConfigs(t *testing.T, c *framework.Cluster, ns, cluster string) (clien
 // Issuing condition on the Certificate's status, which cert-manager's issuing controller acts
 // on) and proves the new leaf is served by every member with no Pod restarted.
 func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
-	before := podIdentities(t, c, ns, cluster)
+	before := e2eutil.PodIdentities(t, c, ns, cluster)
 	secret := v1alpha2.ServerSecretName(cluster)
 	old := e2eutil.LeafSerial(t, c, ns, secret)
 	start := time.Now()
@@ -87,7 +54,7 @@ func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	renewed, served := e2eutil.WaitServed(t, c, ns, cluster, servingTimeout, v1alpha2.ClientPort, clientCfg, secret)
 	t.Logf("leaf renewal: cert-manager re-issued in %s, every member served serial %x %s later (%s in all)",
 		issued.Round(time.Millisecond), renewed, served.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	assertNoRestart(t, c, ns, cluster, before)
+	e2eutil.AssertNoRestart(t, c, ns, cluster, before)
 	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
 }
 
@@ -95,7 +62,7 @@ func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
 // shorter lifetime): the operator updates its three Certificates, cert-manager re-issues them,
 // and both listeners of every member serve the new RSA leaves, again without a restart.
 func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
-	before := podIdentities(t, c, ns, cluster)
+	before := e2eutil.PodIdentities(t, c, ns, cluster)
 	secrets := []string{v1alpha2.ServerSecretName(cluster), v1alpha2.OperatorClientSecretName(cluster), v1alpha2.PeerSecretName(cluster)}
 	old := map[string]*big.Int{}
 	for _, s := range secrets {
@@ -142,7 +109,7 @@ func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	if cert.Spec.PrivateKey.Algorithm != cmapi.RSAKeyAlgorithm || cert.Spec.Duration.Duration != 720*time.Hour {
 		t.Errorf("peer Certificate spec: %+v %v", cert.Spec.PrivateKey, cert.Spec.Duration)
 	}
-	assertNoRestart(t, c, ns, cluster, before)
+	e2eutil.AssertNoRestart(t, c, ns, cluster, before)
 	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
 }
 
