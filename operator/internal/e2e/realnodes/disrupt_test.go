@@ -35,10 +35,10 @@ func (s *suite) startWriter(t *testing.T, prefix string) *e2eutil.Writer {
 	return e2eutil.StartWriter(e2eutil.TLSMembersClient(t, s.c, etcdNamespace, etcdRelease, s.clientTLS), prefix)
 }
 
-// stopWriter stops w and fails the test if an acknowledged write is not readable, or if an
-// attempt failed for another reason than etcd refusing a proposal while leadership moved
-// (nothing applied; the client retries it).
-func (s *suite) stopWriter(t *testing.T, w *e2eutil.Writer, prefix string) {
+// stopWriter stops w and fails the test if an acknowledged write is not readable, or, when
+// strict, if an attempt failed for another reason than etcd refusing a proposal while
+// leadership moved (nothing applied; the client retries it).
+func (s *suite) stopWriter(t *testing.T, w *e2eutil.Writer, prefix string, strict bool) {
 	t.Helper()
 	refused := w.Refused()
 	acked, failed, lastErrs := w.Stop()
@@ -46,7 +46,7 @@ func (s *suite) stopWriter(t *testing.T, w *e2eutil.Writer, prefix string) {
 	if acked == 0 {
 		t.Errorf("no write under %s was acknowledged", prefix)
 	}
-	if failed != refused {
+	if strict && failed != refused {
 		t.Errorf("%d write attempts under %s failed otherwise than by a leader-change refusal: %v", failed-refused, prefix, lastErrs)
 	}
 	e2eutil.VerifyWrites(t, e2eutil.TLSEtcdClient(t, s.c, etcdNamespace, etcdRelease, s.clientTLS), prefix, acked)
@@ -61,11 +61,12 @@ func (s *suite) scaleUnderWrites(t *testing.T) {
 		took := s.waitAvailable(t, n, 3*time.Minute)
 		t.Logf("scaled to %d: %s", n, took.Round(time.Millisecond))
 	}
-	s.stopWriter(t, w, prefix)
+	s.stopWriter(t, w, prefix, true)
 }
 
 // podLoss deletes a member's Pod: the operator recreates it on the member's volume, so the
-// member comes back under the same etcd member ID while the others keep serving writes.
+// member comes back under the same etcd member ID while the others keep serving writes (a
+// request in flight on the member's connection fails and is retried; none is lost).
 func (s *suite) podLoss(t *testing.T) {
 	const prefix = "/e2e/real/podloss"
 	victim := e2eutil.Members(t, s.c, etcdNamespace, etcdRelease)[1]
@@ -83,7 +84,7 @@ func (s *suite) podLoss(t *testing.T) {
 	})
 	t.Logf("Pod %s deleted; a new one Ready after %s", victim.Name, took.Round(time.Millisecond))
 	s.waitAvailable(t, etcdReplicas, 2*time.Minute)
-	s.stopWriter(t, w, prefix)
+	s.stopWriter(t, w, prefix, false)
 	after := s.member(t, victim.Name)
 	if after.Status.MemberID != victim.Status.MemberID {
 		t.Errorf("member %s came back as etcd member %s, want %s (its volume kept)", victim.Name, after.Status.MemberID, victim.Status.MemberID)
@@ -91,7 +92,8 @@ func (s *suite) podLoss(t *testing.T) {
 }
 
 // containerKill kills a member's etcd container through the runtime: the kubelet restarts it in
-// the same Pod, counts the restart and records the kill as the last state.
+// the same Pod, counts the restart and records the kill as the last state; no acknowledged
+// write is lost (one in flight on the killed member fails and is retried).
 func (s *suite) containerKill(t *testing.T) {
 	const prefix = "/e2e/real/kill"
 	victim := e2eutil.Members(t, s.c, etcdNamespace, etcdRelease)[0].Name
@@ -118,7 +120,7 @@ func (s *suite) containerKill(t *testing.T) {
 		t.Errorf("Pod %s etcd's last state %+v, want terminated by SIGKILL (exit code 137)", victim, term)
 	}
 	s.waitAvailable(t, etcdReplicas, 2*time.Minute)
-	s.stopWriter(t, w, prefix)
+	s.stopWriter(t, w, prefix, false)
 }
 
 func containerStatus(p *corev1.Pod, name string) corev1.ContainerStatus {

@@ -64,6 +64,8 @@ func TestRealNodes(t *testing.T) {
 		{"scale 3-5-3 under writes", s.scaleUnderWrites},
 		{"member Pod deleted", s.podLoss},
 		{"etcd container killed by the runtime", s.containerKill},
+		{"etcd version rolled under writes", s.upgradeVersion},
+		{"server certificate re-issued and served", s.rotateServerLeaf},
 	}
 	var report []string
 	defer func() { t.Logf("step durations:\n%s", strings.Join(report, "\n")) }()
