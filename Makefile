@@ -92,11 +92,12 @@ test-unit: tools ## Unit and envtest integration tests (real kube-apiserver and 
 # Every e2e package, in one list: the local cluster's own tests under e2e/ and the product's
 # suites under operator/internal/e2e/ (the table in docs/development.md says what each proves).
 E2E_PACKAGES := ./e2e/... ./operator/internal/e2e/...
-# The binaries the local cluster and the e2e suites run (built by `make build`).
-E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager LC_PLUGIN_BIN=$(CURDIR)/bin/kubectl-etcd LC_MIGRATE_BIN=$(CURDIR)/bin/etcd-migrate LC_OPERATOR_CRASHPOINT_BIN=$(CURDIR)/bin/manager-crashpoint
+# The binaries the local cluster and the e2e suites run (built by `make build`), and the image
+# tarballs its real nodes import (`make images`).
+E2E_ENV = LC_LOCALCLUSTER_BIN=$(CURDIR)/bin/localcluster LC_NODEAGENT_BIN=$(CURDIR)/bin/nodeagent LC_OPERATOR_BIN=$(CURDIR)/bin/manager LC_PLUGIN_BIN=$(CURDIR)/bin/kubectl-etcd LC_MIGRATE_BIN=$(CURDIR)/bin/etcd-migrate LC_OPERATOR_CRASHPOINT_BIN=$(CURDIR)/bin/manager-crashpoint LC_IMAGES_DIR=$(CURDIR)/bin/images
 
 .PHONY: test-e2e
-test-e2e: tools build ## End-to-end tests on the local cluster (needs root).
+test-e2e: tools build images ## End-to-end tests on the local cluster (needs root).
 	hack/e2e-deps.sh
 	$(E2E_ENV) go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) $(E2E_PACKAGES)
 
@@ -150,7 +151,7 @@ bench: tools build ## Benchmarks on the local cluster (needs root; prints tables
 ##@ Develop
 
 .PHONY: dev
-dev: tools build ## Local cluster + CRDs + operator + a sample 3-member EtcdCluster; Ctrl-C cleans up (root).
+dev: tools build $(if $(DEV_REAL_NODES),images) ## Local cluster + CRDs + operator + a sample 3-member EtcdCluster; Ctrl-C cleans up (root). DEV_REAL_NODES=N adds N real nodes.
 	hack/dev.sh
 
 .PHONY: dev-down
@@ -163,11 +164,12 @@ dev-down: ## Remove a local cluster left by an interrupted `make dev`.
 vendor-charts: ## Pull the third-party charts pinned in Chartfile.yaml into third_party/charts (needs the chart repositories).
 	go run ./hack/chartfile -helm $(HELM)
 
+# Stripped (-s) as the Dockerfile builds the manager, so `make images` packs bin/manager as it is.
 .PHONY: build
 build: ## Build the binaries into bin/ (and the operator that stops at crash points, for e2e's sweep).
-	go build -o bin/ ./operator/cmd/... ./e2e/cmd/...
+	go build -ldflags=-s -o bin/ ./operator/cmd/... ./e2e/cmd/...
 	go build -tags crashpoint -o bin/manager-crashpoint ./operator/cmd/manager
 
 .PHONY: images
 images: build tools ## OCI image tarballs (operator, etcd per ETCD_VERSIONS, pause) into bin/images/, for ctr import; no Docker.
-	go run ./hack/images -out bin/images -chart charts/etcd-operator -tools $(TOOLS_DIR) -etcd-versions '$(ETCD_VERSIONS)'
+	go run ./hack/images -out bin/images -manager bin/manager -chart charts/etcd-operator -tools $(TOOLS_DIR) -etcd-versions '$(ETCD_VERSIONS)'

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NAME="${DEV_CLUSTER_NAME:-dev}"
+# DEV_REAL_NODES=N adds N real nodes (kubelet + containerd running bin/images, from `make images`)
+# beside the 3 node agents; the scheduler spreads the sample's members over both kinds.
+REAL_NODES="${DEV_REAL_NODES:-0}"
 LC=bin/localcluster
 . hack/versions.env
 TOOLS_DIR="$(hack/tools.sh --print-dir)"
@@ -30,7 +33,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --owner-pid: should this script be killed outright, the supervisor still tears the cluster down.
-"$LC" up --name "$NAME" --nodes 3 --nodeagent-bin bin/nodeagent --operator-bin bin/manager --owner-pid $$
+"$LC" up --name "$NAME" --nodes 3 --real-nodes "$REAL_NODES" --images-dir "$PWD/bin/images" \
+	--nodeagent-bin bin/nodeagent --operator-bin bin/manager --owner-pid $$
 KUBECONFIG="$("$LC" kubeconfig --name "$NAME")"
 export KUBECONFIG
 "$KUBECTL" apply --server-side -f charts/etcd-operator/crds/ >/dev/null

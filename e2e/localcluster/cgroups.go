@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,9 +32,14 @@ func cgroupHierarchies() ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return parseCgroupMounts(f)
+}
+
+// parseCgroupMounts reads a mountinfo and returns the mount points of cgroup and cgroup2.
+func parseCgroupMounts(r io.Reader) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
-	s := bufio.NewScanner(f)
+	s := bufio.NewScanner(r)
 	for s.Scan() {
 		// mount ID, parent, dev, root, mount point, options, optional fields..., "-", fstype, ...
 		fields := strings.Fields(s.Text())

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/cozystack/etcd-operator/internal/ociimage"
 )
 
@@ -42,7 +44,8 @@ func realNodeIndices(o Options) []int {
 // isRealNode reports whether node i is a real node of the cluster.
 func (o Options) isRealNode(i int) bool { return i > o.Nodes && i <= o.Nodes+o.RealNodes }
 
-// startRealNodes starts every real node and waits until all are Ready.
+// startRealNodes starts every real node, side by side (importing the images takes most of a
+// node's start), and waits until all are Ready.
 func (rc *runningCluster) startRealNodes(ctx context.Context) error {
 	idx := realNodeIndices(rc.opts)
 	if len(idx) == 0 {
@@ -50,9 +53,19 @@ func (rc *runningCluster) startRealNodes(ctx context.Context) error {
 	}
 	start := time.Now()
 	for _, i := range idx {
-		if err := rc.startRealNode(ctx, i); err != nil {
-			return fmt.Errorf("real node %d: %w", i, err)
-		}
+		rc.realNode(i) // the records first: the map is not written concurrently
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, i := range idx {
+		g.Go(func() error {
+			if err := rc.startRealNode(gctx, i); err != nil {
+				return fmt.Errorf("real node %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	if err := rc.waitNodesReady(ctx, idx); err != nil {
 		return fmt.Errorf("real nodes not Ready: %w", err)

@@ -69,10 +69,19 @@ func TestRealNodesRunRestrictedPodSurviveFaultsAndLeaveNothing(t *testing.T) {
 		if err := c.StopKubelet(node); err != nil {
 			t.Fatal(err)
 		}
+		if conn, err := c.DialContext(ctx, "tcp", net.JoinHostPort(localcluster.NodeIP(node), "10250")); err == nil {
+			conn.Close()
+			t.Fatal("the kubelet's API still answers after StopKubelet")
+		}
 		checkHealth(t, c, pod.Status.PodIP) // the container outlives its kubelet
+		restarted := time.Now()
 		if err := c.StartNode(node); err != nil {
 			t.Fatal(err)
 		}
+		waitFor(t, time.Minute, "the restarted kubelet's heartbeat", func() bool {
+			l, err := c.Kube.CoordinationV1().Leases("kube-node-lease").Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+			return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(restarted)
+		})
 		p := waitPod(t, c, "Ready after the kubelet's restart", podReady)
 		if restarts(p) != 1 {
 			t.Errorf("restarts = %d after a kubelet restart, want 1 (the container re-adopted)", restarts(p))

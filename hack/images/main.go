@@ -5,8 +5,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,6 +23,7 @@ import (
 
 func main() {
 	out := flag.String("out", "bin/images", "folder the tarballs are written to")
+	manager := flag.String("manager", "bin/manager", "the manager binary to pack when it is built as the Dockerfile builds it (else one is built)")
 	chart := flag.String("chart", "charts/etcd-operator", "the operator chart, whose default image the operator image is named")
 	tools := flag.String("tools", os.Getenv("ETCD_OPERATOR_TOOLS"), "the tools cache (etcd-v<version>/ holds each etcd's binaries)")
 	versions := flag.String("etcd-versions", os.Getenv("ETCD_VERSIONS"),
@@ -31,7 +35,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *out, *chart, *tools, strings.Fields(strings.Trim(*versions, `"'`))); err != nil {
+	if err := run(ctx, *out, *chart, *manager, *tools, strings.Fields(strings.Trim(*versions, `"'`))); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
 	}
@@ -43,7 +47,7 @@ type image struct {
 	spec func() (ociimage.Spec, error)
 }
 
-func run(ctx context.Context, out, chart, tools string, versions []string) error {
+func run(ctx context.Context, out, chart, manager, tools string, versions []string) error {
 	if tools == "" || len(versions) == 0 {
 		return fmt.Errorf("-tools and -etcd-versions are required (the Makefile passes them)")
 	}
@@ -55,11 +59,18 @@ func run(ctx context.Context, out, chart, tools string, versions []string) error
 	if err := os.MkdirAll(build, 0o755); err != nil {
 		return err
 	}
-	manager, pause := filepath.Join(build, "manager"), filepath.Join(build, "pause")
-	if err := goBuild(ctx, manager, ociimage.ManagerPackage, ociimage.ManagerBuildFlags); err != nil {
-		return err
+	built := filepath.Join(build, "manager")
+	if err := ociimage.CheckManagerBuild(manager); err == nil {
+		_ = os.Remove(built) // from a run that could not use the given one
+	} else {
+		fmt.Printf("building the manager as the Dockerfile does (%v)\n", err)
+		manager = built
+		if err := goBuild(ctx, manager, ociimage.ManagerPackage); err != nil {
+			return err
+		}
 	}
-	if err := goBuild(ctx, pause, ociimage.PausePackage, ociimage.ManagerBuildFlags); err != nil {
+	pause := filepath.Join(build, "pause")
+	if err := goBuild(ctx, pause, ociimage.PausePackage); err != nil {
 		return err
 	}
 	images := []image{
@@ -74,17 +85,35 @@ func run(ctx context.Context, out, chart, tools string, versions []string) error
 			return ociimage.EtcdSpec(v, bin, ociimage.DebianHost)
 		}})
 	}
+	self, err := builderDigest()
+	if err != nil {
+		return err
+	}
 	for _, im := range images {
-		if err := write(filepath.Join(out, im.file), im.spec); err != nil {
+		if err := write(filepath.Join(out, im.file), filepath.Join(build, im.file+".inputs"), self, im.spec); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// goBuild builds pkg statically into out.
-func goBuild(ctx context.Context, out, pkg string, flags []string) error {
-	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+// builderDigest is this program's own content: a changed builder rewrites every archive.
+func builderDigest() ([]byte, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(exe)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	return sum[:], nil
+}
+
+// goBuild builds pkg into out as the Dockerfile builds the manager (static, stripped).
+func goBuild(ctx context.Context, out, pkg string) error {
+	args := append(append([]string{"build"}, ociimage.ManagerBuildFlags...), "-o", out, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -94,10 +123,24 @@ func goBuild(ctx context.Context, out, pkg string, flags []string) error {
 	return nil
 }
 
-func write(path string, spec func() (ociimage.Spec, error)) error {
+// write writes the archive at path unless the inputs key kept at keyFile says the archive there
+// was written from the same inputs.
+func write(path, keyFile string, salt []byte, spec func() (ociimage.Spec, error)) error {
 	start := time.Now()
 	s, err := spec()
 	if err != nil {
+		return err
+	}
+	key, err := ociimage.InputsKey(s, salt)
+	if err != nil {
+		return err
+	}
+	if upToDate(path, keyFile, key) {
+		fmt.Printf("%-45s %s up to date\n", s.Name, path)
+		return nil
+	}
+	// A failed write must not leave the old key beside a new archive.
+	if err := os.Remove(keyFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	img, err := ociimage.Build(s)
@@ -116,5 +159,14 @@ func write(path string, spec func() (ociimage.Spec, error)) error {
 		return err
 	}
 	fmt.Printf("%-45s %s %s %5.1f MB %4.1fs\n", s.Name, path, digest.Hex[:12], float64(info.Size())/1e6, time.Since(start).Seconds())
-	return nil
+	return os.WriteFile(keyFile, []byte(key), 0o644)
+}
+
+func upToDate(path, keyFile, key string) bool {
+	kept, err := os.ReadFile(keyFile)
+	if err != nil || string(kept) != key {
+		return false
+	}
+	_, err = os.Stat(path)
+	return err == nil
 }

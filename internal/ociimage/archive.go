@@ -46,6 +46,10 @@ func WriteArchive(path, ref string, img v1.Image) (err error) {
 	if err := writeLayout(tmp, idx, img); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	// Readable by all, as a file written with os.Create would be (CreateTemp makes it 0600).
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}

@@ -27,6 +27,10 @@ const (
 	DefaultPath        = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
+// DistrolessBase is the base image of the Dockerfile's operator stage, whose content
+// BaseLayer reproduces (the Dockerfile test fails when the Dockerfile names another).
+const DistrolessBase = "gcr.io/distroless/static:nonroot"
+
 // BaseLayer is what the distroless static image gives the programs the Dockerfile and
 // etcd's release images put on it: root, nobody and nonroot(65532) in /etc/passwd and
 // /etc/group, their home folders, /tmp (1777), the CA certificates (the snapshot agent talks

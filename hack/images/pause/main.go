@@ -10,12 +10,16 @@ import (
 	"syscall"
 )
 
+// notFirst is the warning of a pause that is not PID 1 (it then reaps nothing of the Pod's).
+const notFirst = "warning: pause should be the first process"
+
 func main() {
-	if os.Getpid() != 1 {
-		fmt.Fprintln(os.Stderr, "warning: pause should be the first process")
-	}
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	// After Notify: whoever reads this line may signal us.
+	if os.Getpid() != 1 {
+		fmt.Fprintln(os.Stderr, notFirst)
+	}
 	for s := range signals {
 		if s != syscall.SIGCHLD {
 			fmt.Fprintf(os.Stderr, "shutting down, got signal %v\n", s)
