@@ -4,6 +4,7 @@ package realnodes
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -98,8 +99,29 @@ func (s *suite) powerCycleTmpfsMember(t *testing.T) {
 	if !refused.Load() {
 		t.Errorf("member %s was replaced but its data guard was never seen refusing the empty volume", victim.Name)
 	}
-	took = s.waitAvailable(t, etcdReplicas, 3*time.Minute)
-	t.Logf("the PVC-backed cluster's member on %s back, cluster Available: %s", node, took.Round(time.Millisecond))
+	took = s.waitRestartedOn(t, node, start)
+	t.Logf("the PVC-backed cluster's member on %s running again and Ready (same Pod, its volume kept): %s", node, took.Round(time.Millisecond))
+	s.waitAvailable(t, etcdReplicas, 2*time.Minute)
+}
+
+// waitRestartedOn waits until the tenant cluster's member Pods on node run an etcd started after
+// since and are Ready: the kubelet, back after the power cycle, started them again in a new
+// sandbox.
+func (s *suite) waitRestartedOn(t *testing.T, node string, since time.Time) time.Duration {
+	t.Helper()
+	return e2eutil.WaitSeen(t, 3*time.Minute, "the member Pods on "+node+" started again and Ready", func() (bool, string) {
+		for _, m := range e2eutil.Members(t, s.c, etcdNamespace, etcdRelease) {
+			p := e2eutil.Pod(t, s.c, etcdNamespace, m.Name)
+			if p == nil || p.Spec.NodeName != node {
+				continue
+			}
+			run := containerStatus(p, "etcd").State.Running
+			if run == nil || !run.StartedAt.After(since) || !e2eutil.PodReady(p) {
+				return false, fmt.Sprintf("Pod %s: etcd %+v, ready %t", p.Name, containerStatus(p, "etcd").State, e2eutil.PodReady(p))
+			}
+		}
+		return true, ""
+	})
 }
 
 // waitReleaseAvailable is waitAvailable for another release of the tenant chart.
