@@ -63,8 +63,15 @@ func (c *Cluster) PodDir(ctx context.Context, namespace, name string) (string, *
 	return dir, pod, nil
 }
 
-// ContainerPID reads the pid the node agent published for a container.
+// ContainerPID reads the pid the node agent published for a container (on a real node: the
+// runtime's task pid).
 func (c *Cluster) ContainerPID(ctx context.Context, namespace, pod, container string) (int, error) {
+	if real, err := c.onRealNode(ctx, namespace, pod); err != nil || real {
+		if err != nil {
+			return 0, err
+		}
+		return c.realContainerPID(ctx, namespace, pod, container)
+	}
 	dir, _, err := c.PodDir(ctx, namespace, pod)
 	if err != nil {
 		return 0, err
@@ -116,9 +123,15 @@ func (c *Cluster) setPodLink(ctx context.Context, namespace, name, state string)
 	if err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "ip", "-n", c.State.Netns, "link", "set", vethOf(pod), state).CombinedOutput()
+	veth := vethOf(pod)
+	if i, err := c.NodeIndex(pod.Spec.NodeName); err == nil && c.IsRealNode(i) {
+		if veth, err = c.realPodVeth(ctx, pod); err != nil {
+			return err
+		}
+	}
+	out, err := exec.CommandContext(ctx, "ip", "-n", c.State.Netns, "link", "set", veth, state).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("ip link set %s %s: %w: %s", vethOf(pod), state, err, out)
+		return fmt.Errorf("ip link set %s %s: %w: %s", veth, state, err, out)
 	}
 	return nil
 }

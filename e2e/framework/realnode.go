@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,6 +62,68 @@ func (c *Cluster) killRealContainer(ctx context.Context, namespace, name, contai
 		return fmt.Errorf("ctr tasks kill %s: %w: %s", id, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// realContainerPID is the pid of the container's task, from the runtime.
+func (c *Cluster) realContainerPID(ctx context.Context, namespace, name, container string) (int, error) {
+	pod, err := c.Kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	id, err := containerID(pod, container)
+	if err != nil {
+		return 0, err
+	}
+	i, err := c.NodeIndex(pod.Spec.NodeName)
+	if err != nil {
+		return 0, err
+	}
+	out, err := c.Ctr(ctx, i, "tasks", "ls").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("ctr tasks ls: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	for _, line := range strings.Split(string(out), "\n") { // TASK PID STATUS
+		if f := strings.Fields(line); len(f) == 3 && f[0] == id && f[2] == "RUNNING" {
+			return strconv.Atoi(f[1])
+		}
+	}
+	return 0, fmt.Errorf("container %s of %s/%s has no running task on node %d", container, namespace, name, i)
+}
+
+// realPodVeth is the cluster-side veth of a Pod on a real node (the CNI bridge plugin names it
+// at random): the peer of the Pod's eth0, found by its interface index.
+func (c *Cluster) realPodVeth(ctx context.Context, pod *corev1.Pod) (string, error) {
+	if len(pod.Spec.Containers) == 0 {
+		return "", fmt.Errorf("pod %s/%s has no container", pod.Namespace, pod.Name)
+	}
+	pid, err := c.realContainerPID(ctx, pod.Namespace, pod.Name, pod.Spec.Containers[0].Name)
+	if err != nil {
+		return "", err
+	}
+	// "2: eth0@if12: <...>": 12 is the peer's index in the cluster netns.
+	out, err := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(pid), "-n", "ip", "-o", "link", "show", "eth0").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("eth0 of %s/%s: %w: %s", pod.Namespace, pod.Name, err, out)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) < 2 {
+		return "", fmt.Errorf("eth0 of %s/%s: unexpected %q", pod.Namespace, pod.Name, out)
+	}
+	_, peer, ok := strings.Cut(fields[1], "@if")
+	if !ok {
+		return "", fmt.Errorf("eth0 of %s/%s has no peer: %s", pod.Namespace, pod.Name, out)
+	}
+	links, err := exec.CommandContext(ctx, "ip", "-n", c.State.Netns, "-o", "link", "show").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("links of %s: %w: %s", c.State.Netns, err, links)
+	}
+	for _, line := range strings.Split(string(links), "\n") { // "12: vethab12cd34@if2: <...>"
+		if f := strings.Fields(line); len(f) > 1 && f[0] == strings.TrimSuffix(peer, ":")+":" {
+			name, _, _ := strings.Cut(f[1], "@")
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("no link with index %s in %s for %s/%s", peer, c.State.Netns, pod.Namespace, pod.Name)
 }
 
 // containerID is the runtime's id of a running container of the Pod.

@@ -88,7 +88,8 @@ func createCgroupRoot(root string) error {
 	return nil
 }
 
-// copyCgroupValue copies file from parent to dir when dir has it (cpuset v1) and it is empty.
+// copyCgroupValue copies file from parent to dir when both have it and dir's is empty: v1's
+// cpuset. On v2 the root has no cpuset.cpus and an empty one below means "the parent's".
 func copyCgroupValue(parent, dir, file string) error {
 	cur, err := os.ReadFile(filepath.Join(dir, file))
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && strings.TrimSpace(string(cur)) != "") {
@@ -98,6 +99,9 @@ func copyCgroupValue(parent, dir, file string) error {
 		return err
 	}
 	v, err := os.ReadFile(filepath.Join(parent, file))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,12 @@ func TestOptionsValidation(t *testing.T) {
 		{"cluster domain", Options{Name: "a", ClusterDomain: "cozy.local"}, true},
 		{"cluster domain with a trailing dot", Options{Name: "a", ClusterDomain: "cozy.local."}, false},
 		{"cluster domain upper case", Options{Name: "a", ClusterDomain: "Cozy.Local"}, false},
+		{"real nodes only", Options{Name: "a", RealNodes: 2, ImagesDir: "/images"}, true},
+		{"real nodes without an images folder", Options{Name: "a", RealNodes: 1}, false},
+		{"negative real nodes", Options{Name: "a", RealNodes: -1, ImagesDir: "/images"}, false},
+		{"more than 20 nodes in all", Options{Name: "a", Nodes: 10, RealNodes: 11, ImagesDir: "/images"}, false},
 	}
+	t.Setenv("LC_IMAGES_DIR", "") // the folder comes from the options only
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := tt.o.withDefaults()

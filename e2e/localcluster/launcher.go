@@ -39,6 +39,9 @@ func Up(ctx context.Context, opts Options, up UpOptions) (*State, error) {
 		if _, err := resolveRealNodeTools(o.ToolsDir, o.ModuleRoot); err != nil {
 			return nil, err
 		}
+		if err := checkImagesDir(o.ImagesDir); err != nil {
+			return nil, err
+		}
 	}
 	l := Layout{Dir: filepath.Join(o.StateRoot, o.Name)}
 	if pid := supervisorPID(l); pidAlive(pid) {

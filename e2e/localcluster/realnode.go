@@ -21,6 +21,7 @@ type realNode struct {
 	i          int
 	layout     realNodeLayout
 	cgroupRoot string
+	imported   bool // the images are in containerd's root (on disk: they survive a node stop)
 
 	holder, containerd, kubelet *component
 }
@@ -130,7 +131,14 @@ func (rc *runningCluster) bootRealNode(ctx context.Context, n *realNode) error {
 	if err := waitSocket(ctx, n.layout.Socket(), n.containerd); err != nil {
 		return err
 	}
-	return rc.importImages(ctx, n)
+	if n.imported {
+		return nil
+	}
+	if err := rc.importImages(ctx, n); err != nil {
+		return err
+	}
+	n.imported = true
+	return nil
 }
 
 // realNodeComponent is a process of node n entered into its mount namespace, with the
@@ -147,15 +155,21 @@ func (rc *runningCluster) writeRealNodeFiles(n *realNode) error {
 	l := n.layout
 	// A boot starts without the previous one's volatile state (containerd's state folder
 	// and /run/containerd are tmpfs on a machine).
-	for _, d := range []string{l.ContainerdState(), l.path("host", "run-containerd"), l.NamespaceReady()} {
+	volatile := []string{l.ContainerdState(), l.NamespaceReady()}
+	for _, m := range l.overlayMounts() {
+		if m.Volatile {
+			volatile = append(volatile, m.Upper, m.Work)
+		}
+	}
+	for _, d := range volatile {
 		if err := os.RemoveAll(d); err != nil {
 			return err
 		}
 	}
 	dirs := []string{l.ContainerdRoot(), l.ContainerdState(), filepath.Dir(l.Socket()), l.CNIConfDir(),
 		l.KubeletRoot(), l.PodLogs(), l.VolumePlugins(), l.path("sysctl")}
-	for _, m := range l.hostPathMounts() {
-		dirs = append(dirs, m[0])
+	for _, m := range l.overlayMounts() {
+		dirs = append(dirs, m.Upper, m.Work)
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -204,6 +218,15 @@ func waitSocket(ctx context.Context, path string, owner *component) error {
 		c.Close()
 		return true, nil
 	})
+}
+
+// checkImagesDir refuses an images folder without the pause image: no Pod could start.
+func checkImagesDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, ociimage.PauseArchive)); err != nil {
+		return fmt.Errorf("images folder %q has no %s (the Pods' sandbox image %s); run `make images`: %w",
+			dir, ociimage.PauseArchive, ociimage.PauseImage, err)
+	}
+	return nil
 }
 
 // importImages imports every image tarball of the images folder into the node's containerd

@@ -8,9 +8,10 @@ import (
 
 // A real node is a containerd and a kubelet of the tools cache, run inside a private mount
 // namespace entered in the cluster's network namespace. Everything they write lives in the
-// node's folder: the paths both hard-code (/var/log/containers, /var/lib/cni, /run/containerd)
-// and the three sysctls the kubelet sets at start are bind-mounted over inside that namespace,
-// so the host's files and values stay untouched.
+// node's folder: the paths they hard-code (/var/log/containers, /var/lib/cni, /run/containerd,
+// /var/lib/kubelet/device-plugins) are under overlays of their parents, and the three sysctls
+// the kubelet sets at start are bind-mounted over inside that namespace, so the host's files and
+// values stay untouched.
 
 // realNodeLayout names the files of real node i.
 type realNodeLayout struct {
@@ -32,14 +33,26 @@ func (r realNodeLayout) PodLogs() string          { return r.path("pod-logs") }
 func (r realNodeLayout) VolumePlugins() string    { return r.path("volume-plugins") }
 func (r realNodeLayout) NamespaceReady() string   { return r.path("mntns.ready") }
 
-// hostPathMounts are the host paths containerd, the CNI plugins and the kubelet use whatever
-// their configuration says, each with the node folder bind-mounted over it.
-func (r realNodeLayout) hostPathMounts() [][2]string {
-	return [][2]string{
-		{r.path("host", "var-log-containers"), "/var/log/containers"},
-		{r.path("host", "var-lib-cni"), "/var/lib/cni"},
-		{r.path("host", "run-containerd"), "/run/containerd"},
+// overlayMount shadows a host folder inside the node's mount namespace: the host's files show
+// through, what the node writes lands in Upper (in the node folder).
+type overlayMount struct {
+	Target, Upper, Work string
+	Volatile            bool // emptied at every boot of the node (a tmpfs on a machine)
+}
+
+// overlayMounts cover the host paths containerd, the CNI plugins and the kubelet use whatever
+// their configuration says: /var/log/containers, /var/lib/cni, /var/lib/kubelet/device-plugins,
+// /run/containerd (its shim sockets). A bind mount over each would need its mount point created
+// on the host first; an overlay of the parent creates nothing there.
+func (r realNodeLayout) overlayMounts() []overlayMount {
+	var out []overlayMount
+	for _, m := range []struct {
+		target, name string
+		volatile     bool
+	}{{"/var/log", "var-log", false}, {"/var/lib", "var-lib", false}, {"/run", "run", true}} {
+		out = append(out, overlayMount{Target: m.target, Upper: r.path("host", m.name), Work: r.path("host", m.name+".work"), Volatile: m.volatile})
 	}
+	return out
 }
 
 // sysctlMounts are the kernel settings the kubelet writes at start (unless
@@ -61,8 +74,8 @@ type sysctlMount struct{ File, Path, Value string }
 func (r realNodeLayout) mountNamespaceScript() string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
-	for _, m := range r.hostPathMounts() {
-		fmt.Fprintf(&b, "mkdir -p %s\nmount --bind %s %s\n", m[1], m[0], m[1])
+	for _, m := range r.overlayMounts() {
+		fmt.Fprintf(&b, "mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s\n", m.Target, m.Upper, m.Work, m.Target)
 	}
 	for _, m := range r.sysctlMounts() {
 		fmt.Fprintf(&b, "mount --bind %s %s\n", m.File, m.Path)

@@ -3,6 +3,8 @@ package localcluster
 import (
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,9 +110,9 @@ func TestCNIConfigRangeIsInsideTheNodesPodCIDR(t *testing.T) {
 func TestMountNamespaceScriptShadowsHostPathsAndSysctls(t *testing.T) {
 	s := realNodeLayout{Dir: "/n"}.mountNamespaceScript()
 	for _, want := range []string{
-		"mount --bind /n/host/var-log-containers /var/log/containers",
-		"mount --bind /n/host/var-lib-cni /var/lib/cni",
-		"mount --bind /n/host/run-containerd /run/containerd",
+		"mount -t overlay overlay -o lowerdir=/var/log,upperdir=/n/host/var-log,workdir=/n/host/var-log.work /var/log",
+		"mount -t overlay overlay -o lowerdir=/var/lib,upperdir=/n/host/var-lib,workdir=/n/host/var-lib.work /var/lib",
+		"mount -t overlay overlay -o lowerdir=/run,upperdir=/n/host/run,workdir=/n/host/run.work /run",
 		"mount --bind /n/sysctl/vm.overcommit_memory /proc/sys/vm/overcommit_memory",
 		"mount --bind /n/sysctl/kernel.panic /proc/sys/kernel/panic",
 		"mount --bind /n/sysctl/kernel.panic_on_oops /proc/sys/kernel/panic_on_oops",
@@ -142,3 +144,41 @@ func TestParseCgroupMounts(t *testing.T) {
 		t.Errorf("hierarchies = %v, want %s", got, want)
 	}
 }
+
+func TestCopyCgroupValue(t *testing.T) {
+	tests := []struct {
+		name          string
+		parent, child *string // nil: the file does not exist
+		want          string
+	}{
+		{"v1 cpuset: empty child gets the parent's", strp("0-1\n"), strp("\n"), "0-1\n"},
+		{"child already set", strp("0-1\n"), strp("0\n"), "0\n"},
+		{"v2 root has no cpuset.cpus", nil, strp(""), ""},
+		{"hierarchy without cpuset", strp("0-1\n"), nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			child := filepath.Join(parent, "lc-x-node-1")
+			if err := os.Mkdir(child, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for dir, v := range map[string]*string{parent: tt.parent, child: tt.child} {
+				if v != nil {
+					if err := os.WriteFile(filepath.Join(dir, "cpuset.cpus"), []byte(*v), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := copyCgroupValue(parent, child, "cpuset.cpus"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(filepath.Join(child, "cpuset.cpus"))
+			if string(got) != tt.want {
+				t.Errorf("child's cpuset.cpus = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func strp(s string) *string { return &s }
