@@ -49,6 +49,8 @@ func (s *suite) tmpfsMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.powerCycleTmpfsMember(t)
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	resp, err := cli.Get(ctx, "/e2e/real/mem")
 	if err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("the tmpfs cluster's /e2e/real/mem after the replacement: %v %v", err, resp)
