@@ -260,6 +260,7 @@ func (rc *runningCluster) stopKubelet(i int) error {
 		return fmt.Errorf("node %d's kubelet is not running", i)
 	}
 	n.kubelet.stop(15 * time.Second)
+	rc.logf("node %d: kubelet stopped (its containers keep running)", i)
 	return nil
 }
 
@@ -270,6 +271,7 @@ func (rc *runningCluster) crashKubelet(i int) error {
 		return fmt.Errorf("node %d's kubelet is not running", i)
 	}
 	n.kubelet.crash()
+	rc.logf("node %d: kubelet SIGKILLed (its containers keep running)", i)
 	return nil
 }
 
@@ -284,6 +286,7 @@ func (rc *runningCluster) stopRealNode(i int) error {
 	err := killCgroups(cgroupTreesOf(n.cgroupRoot), 10*time.Second)
 	n.containerd.stop(5 * time.Second)
 	n.holder.stop(time.Second)
+	rc.logf("node %d: stopped (kubelet, containers, containerd and mount namespace killed)", i)
 	return err
 }
 
