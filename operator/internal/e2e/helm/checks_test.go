@@ -12,7 +12,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -25,17 +24,17 @@ import (
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
 
-// operatorPods are the Pods of the operator release (the chart's selector labels).
+// operatorPods are the Pods of the operator release.
 func operatorPods(t *testing.T, c *framework.Cluster) []corev1.Pod {
 	t.Helper()
-	var pods corev1.PodList
-	if err := c.Client.List(context.Background(), &pods, client.InNamespace(operatorNamespace),
-		client.MatchingLabels{"app.kubernetes.io/name": "etcd-operator", "app.kubernetes.io/instance": operatorRelease}); err != nil {
+	pods, err := e2eutil.OperatorPods(c, operatorNamespace, operatorRelease)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return pods.Items
+	return pods
 }
 
 // checkOperatorPod checks that the Pod runs the chart's container as the node agent's process:
@@ -89,52 +88,6 @@ func procField(status, name string) string {
 		}
 	}
 	return ""
-}
-
-// leaseHeldByOperatorPod reports whether the leader election Lease names one of the operator
-// Pods (controller-runtime's identity is <hostname>_<uuid>, the hostname being the Pod's name).
-func leaseHeldByOperatorPod(c *framework.Cluster, pods []corev1.Pod) (bool, string) {
-	var l coordinationv1.Lease
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, &l); err != nil {
-		return false, err.Error()
-	}
-	holder := ""
-	if l.Spec.HolderIdentity != nil {
-		holder = *l.Spec.HolderIdentity
-	}
-	for _, p := range pods {
-		if strings.HasPrefix(holder, p.Name+"_") {
-			return true, holder
-		}
-	}
-	return false, fmt.Sprintf("holder %q is none of the operator Pods", holder)
-}
-
-// clusterConverged reports whether the EtcdCluster is Available (healthy quorum), no longer
-// progressing, and has n ready members and n EtcdMembers.
-func clusterConverged(c *framework.Cluster, ns, name string, n int) (bool, string) {
-	ctx := context.Background()
-	var ec v1alpha2.EtcdCluster
-	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ec); err != nil {
-		return false, err.Error()
-	}
-	var members v1alpha2.EtcdMemberList
-	if err := c.Client.List(ctx, &members, client.InNamespace(ns), client.MatchingLabels{v1alpha2.LabelCluster: name}); err != nil {
-		return false, err.Error()
-	}
-	avail := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionAvailable)
-	prog := meta.FindStatusCondition(ec.Status.Conditions, v1alpha2.ConditionProgressing)
-	ok := avail != nil && avail.Status == metav1.ConditionTrue && avail.Reason == v1alpha2.ReasonQuorumHealthy &&
-		prog != nil && prog.Status == metav1.ConditionFalse && ec.Status.ReadyMembers == int32(n) && len(members.Items) == n
-	return ok, fmt.Sprintf("readyMembers %d, EtcdMembers %d, Available %s, Progressing %s",
-		ec.Status.ReadyMembers, len(members.Items), condString(avail), condString(prog))
-}
-
-func condString(c *metav1.Condition) string {
-	if c == nil {
-		return "unset"
-	}
-	return fmt.Sprintf("%s/%s (%s)", c.Status, c.Reason, c.Message)
 }
 
 // clusterObjects lists, by kind, the names of what the tenant namespace holds of the kinds an

@@ -109,7 +109,7 @@ func (s *suite) installOperator(t *testing.T) {
 	t.Logf("operator Deployment ready (%d Pods): %s", operatorReplicas, took.Round(time.Millisecond))
 	s.checkNewOperatorPods(t)
 	took = e2eutil.WaitSeen(t, time.Minute, "a leader in Lease "+leaseName, func() (bool, string) {
-		return leaseHeldByOperatorPod(s.c, operatorPods(t, s.c))
+		return e2eutil.LeaseHeldByPod(s.c, operatorNamespace, operatorPods(t, s.c))
 	})
 	t.Logf("Lease %s/%s held by an operator Pod: %s", operatorNamespace, leaseName, took.Round(time.Millisecond))
 }
@@ -127,7 +127,7 @@ func (s *suite) installEtcd(t *testing.T) {
 	t.Logf("Secrets %s, %s, %s issued: %s", etcdServerSecret, etcdPeerSecret, etcdClientSecret, took.Round(time.Millisecond))
 	what := fmt.Sprintf("EtcdCluster %s/%s Available with %d ready members", etcdNamespace, etcdRelease, etcdReplicas)
 	took = e2eutil.WaitSeen(t, 5*time.Minute, what, func() (bool, string) {
-		return clusterConverged(s.c, etcdNamespace, etcdRelease, etcdReplicas)
+		return e2eutil.ClusterAvailable(s.c, etcdNamespace, etcdRelease, etcdReplicas)
 	})
 	t.Logf("%s: %s", what, took.Round(time.Millisecond))
 	checkClusterObjects(t, s.c, etcdNamespace, etcdReplicas)
@@ -143,14 +143,14 @@ func (s *suite) installEtcd(t *testing.T) {
 // expires: the manager does not release it on shutdown), the Deployment must replace the Pod,
 // and the cluster must still serve.
 func (s *suite) failOverLeader(t *testing.T) {
-	_, holder := leaseHeldByOperatorPod(s.c, operatorPods(t, s.c))
+	_, holder := e2eutil.LeaseHeldByPod(s.c, operatorNamespace, operatorPods(t, s.c))
 	leader, _, _ := strings.Cut(holder, "_")
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: leader}}
 	if err := s.c.Client.Delete(context.Background(), pod); err != nil {
 		t.Fatalf("delete leader Pod %q (Lease holder %q): %v", leader, holder, err)
 	}
 	took := e2eutil.WaitSeen(t, 2*time.Minute, "another operator Pod to take the Lease from "+leader, func() (bool, string) {
-		ok, h := leaseHeldByOperatorPod(s.c, operatorPods(t, s.c))
+		ok, h := e2eutil.LeaseHeldByPod(s.c, operatorNamespace, operatorPods(t, s.c))
 		return ok && !strings.HasPrefix(h, leader+"_"), h
 	})
 	t.Logf("leader Pod %s deleted; Lease taken by another Pod: %s", leader, took.Round(time.Millisecond))
@@ -162,7 +162,7 @@ func (s *suite) failOverLeader(t *testing.T) {
 	if len(s.operatorLogs) != operatorReplicas+1 {
 		t.Errorf("operator Pods seen: %v, want the %d first ones and one replacement", s.operatorLogs, operatorReplicas)
 	}
-	if ok, last := clusterConverged(s.c, etcdNamespace, etcdRelease, etcdReplicas); !ok {
+	if ok, last := e2eutil.ClusterAvailable(s.c, etcdNamespace, etcdRelease, etcdReplicas); !ok {
 		t.Errorf("EtcdCluster after the failover: %s", last)
 	}
 	putGet(t, s.c, etcdNamespace, etcdRelease, s.etcdTLS, "/e2e/helm/failover", "new leader")

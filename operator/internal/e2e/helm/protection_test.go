@@ -38,7 +38,7 @@ func (s *suite) protectMembers(t *testing.T) {
 		}
 		t.Logf("refused: %v", err)
 	}
-	if ok, last := clusterConverged(s.c, etcdNamespace, etcdRelease, etcdReplicas); !ok {
+	if ok, last := e2eutil.ClusterAvailable(s.c, etcdNamespace, etcdRelease, etcdReplicas); !ok {
 		t.Fatalf("the cluster changed after refused deletes: %s", last)
 	}
 
@@ -64,7 +64,7 @@ func (s *suite) scale(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	took := e2eutil.WaitSeen(t, 3*time.Minute, fmt.Sprintf("%d members, a PVC each", n), func() (bool, string) {
-		ok, last := clusterConverged(s.c, etcdNamespace, etcdRelease, n)
+		ok, last := e2eutil.ClusterAvailable(s.c, etcdNamespace, etcdRelease, n)
 		var pvcs corev1.PersistentVolumeClaimList
 		if err := s.c.Client.List(ctx, &pvcs, client.InNamespace(etcdNamespace), client.MatchingLabels{v1alpha2.LabelCluster: etcdRelease}); err != nil {
 			return false, err.Error()

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
-	"github.com/cozystack/etcd-operator/e2e/localcluster"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 	"github.com/cozystack/etcd-operator/operator/internal/kubectletcd"
@@ -41,15 +40,15 @@ const (
 
 // kubectl runs the real kubectl with kubectl-etcd and etcdctl first on PATH.
 type kubectl struct {
-	bin, path, kubeconfig, ns string
+	e2eutil.KubectlPlugin
+	ns string
 }
 
 // run returns stdout, stderr and the exit code of `kubectl etcd -n NS ARGS`.
 func (k kubectl) run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	// -n before the verb: whatever follows "--" is etcdctl's.
-	env := []string{"KUBECONFIG=" + k.kubeconfig, "PATH=" + k.path + string(os.PathListSeparator) + os.Getenv("PATH")}
-	return e2eutil.RunCommand(t, env, stdin, k.bin, append([]string{"etcd", "-n", k.ns}, args...)...)
+	return k.Run(t, stdin, append([]string{"etcd", "-n", k.ns}, args...)...)
 }
 
 // ok runs a verb that must succeed and returns its stdout.
@@ -80,32 +79,9 @@ func (k kubectl) code(t *testing.T, want int, stdin string, args ...string) stri
 	return errOut
 }
 
-// setup puts kubectl-etcd ($LC_PLUGIN_BIN, or this tree's build) and the tools cache's etcdctl
-// into a PATH folder of their own.
+// setup puts kubectl-etcd and the tools cache's etcdctl into a PATH folder of their own.
 func setup(t *testing.T, c *framework.Cluster, ns string) kubectl {
-	kubectlBin, err := localcluster.ResolveKubectl(localcluster.Options{Name: c.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	pluginBin := os.Getenv("LC_PLUGIN_BIN")
-	if pluginBin == "" {
-		root, err := localcluster.FindModuleRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pluginBin = filepath.Join(dir, "build", "kubectl-etcd")
-		if err := localcluster.BuildBinary(root, "./operator/cmd/kubectl-etcd", pluginBin); err != nil {
-			t.Fatal(err)
-		}
-	}
-	etcdctl := filepath.Join(filepath.Dir(filepath.Dir(kubectlBin)), "etcd-v"+e2eutil.EtcdVersion(), "etcdctl")
-	for name, target := range map[string]string{"kubectl-etcd": pluginBin, "etcdctl": etcdctl} {
-		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return kubectl{bin: kubectlBin, path: dir, kubeconfig: c.Kubeconfig, ns: ns}
+	return kubectl{KubectlPlugin: e2eutil.NewKubectlPlugin(t, c, e2eutil.EtcdVersion()), ns: ns}
 }
 
 // newMTLSAuthCluster: BYO server certificate, the operator's client certificate under client
@@ -169,13 +145,13 @@ func TestKubectlEtcd(t *testing.T) {
 }
 
 func testFound(t *testing.T, k kubectl) {
-	cmd := exec.Command(k.bin, "plugin", "list")
-	cmd.Env = append(os.Environ(), "PATH="+k.path+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd := exec.Command(k.Bin, "plugin", "list")
+	cmd.Env = append(os.Environ(), k.Env()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil && !strings.Contains(string(out), "kubectl-etcd") {
 		t.Fatalf("kubectl plugin list: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), filepath.Join(k.path, "kubectl-etcd")) {
+	if !strings.Contains(string(out), filepath.Join(k.Dir, "kubectl-etcd")) {
 		t.Fatalf("kubectl plugin list does not show kubectl-etcd:\n%s", out)
 	}
 }

@@ -51,8 +51,8 @@ func TestPVCNodeOutOfService(t *testing.T) {
 			return c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue
 		})
 	})
-	setOutOfService(t, c, nodeName, true)
-	t.Cleanup(func() { setOutOfService(t, c, nodeName, false) })
+	e2eutil.SetOutOfService(t, c, nodeName, true)
+	t.Cleanup(func() { e2eutil.SetOutOfService(t, c, nodeName, false) })
 	start := time.Now()
 	e2eutil.WaitFor(t, 2*step, "the member back on another node", func() bool {
 		p := e2eutil.Pod(t, c, ns, victim.Name)
@@ -68,23 +68,6 @@ func TestPVCNodeOutOfService(t *testing.T) {
 		t.Error("no PodMovedOffNode Event")
 	}
 	e2eutil.AssertKey(t, c, ns, "oos", "before", "stop")
-}
-
-// setOutOfService adds or removes Kubernetes' out-of-service taint on a node.
-func setOutOfService(t *testing.T, c *framework.Cluster, name string, on bool) {
-	t.Helper()
-	n := &corev1.Node{}
-	if err := c.Client.Get(context.Background(), client.ObjectKey{Name: name}, n); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(n.DeepCopy())
-	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(tt corev1.Taint) bool { return tt.Key == corev1.TaintNodeOutOfService })
-	if on {
-		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute})
-	}
-	if err := c.Client.Patch(context.Background(), n, patch); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // stopQuietestNode creates a 3-member cluster, writes before=stop, and stops the node of the

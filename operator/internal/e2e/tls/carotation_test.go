@@ -22,7 +22,7 @@ const rotationTimeout = 5 * time.Minute
 // from the new CA, as `cmctl renew` would. The operator must widen every member's trust, serve
 // the new leaves, and narrow the trust to the new CA; every write must succeed.
 func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
-	before := podIdentities(t, c, ns, cluster)
+	before := e2eutil.PodIdentities(t, c, ns, cluster)
 	// A client as kube-apiserver is configured: every member's URL, TLS material that follows the
 	// operator's active Secrets.
 	cli := e2eutil.TLSMembersClient(t, c, ns, cluster, e2eutil.FollowingTLSConfig(t, c, ns, cluster))
@@ -57,7 +57,7 @@ func testCARotation(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	if trustFailures != 0 {
 		t.Errorf("%d writes failed on a certificate or handshake error during the CA rotation (last errors %v)", trustFailures, errs)
 	}
-	after := podIdentities(t, c, ns, cluster)
+	after := e2eutil.PodIdentities(t, c, ns, cluster)
 	for name, id := range before {
 		if after[name] == id {
 			t.Errorf("member %s was not restarted: its trust bundle cannot have changed", name)

@@ -111,7 +111,7 @@ func testEnableClientTLS(t *testing.T, c *framework.Cluster, op *e2eutil.Operato
 
 	for _, m := range e2eutil.Members(t, c, ns, "etcd") {
 		host := v1alpha2.MemberHost(m.Name, "etcd", ns)
-		if _, err := served(c, e2eutil.Pod(t, c, ns, m.Name), host, v1alpha2.ClientPort, cfg); err != nil {
+		if _, err := e2eutil.Served(c, e2eutil.Pod(t, c, ns, m.Name), host, v1alpha2.ClientPort, cfg); err != nil {
 			t.Errorf("member %s: TLS handshake on the client port: %v", m.Name, err)
 		}
 		if err := plaintextPut(c, host); err == nil {

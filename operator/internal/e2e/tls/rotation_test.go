@@ -6,19 +6,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
-	"maps"
 	"math/big"
-	"net"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,115 +20,12 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
-	"github.com/cozystack/etcd-operator/operator/internal/pki"
 )
 
 // servingTimeout bounds the way of a renewed Secret to every member's listener: the node
 // agent's watch (or, at worst, its 30 s resync) swaps the volume, and etcd loads the key pair
 // at the next handshake.
 const servingTimeout = time.Minute
-
-// podIdentity is what a restart would change: the Pod's UID and its containers' restart counts.
-type podIdentity map[string]string
-
-func podIdentities(t *testing.T, c *framework.Cluster, ns, cluster string) podIdentity {
-	t.Helper()
-	out := podIdentity{}
-	for _, m := range e2eutil.Members(t, c, ns, cluster) {
-		pod := e2eutil.Pod(t, c, ns, m.Name)
-		if pod == nil {
-			t.Fatalf("member %s has no Pod", m.Name)
-		}
-		id := string(pod.UID)
-		for _, cs := range pod.Status.ContainerStatuses {
-			id += "/" + cs.Name + "=" + strconv.Itoa(int(cs.RestartCount))
-		}
-		out[m.Name] = id
-	}
-	return out
-}
-
-func assertNoRestart(t *testing.T, c *framework.Cluster, ns, cluster string, before podIdentity) {
-	t.Helper()
-	after := podIdentities(t, c, ns, cluster)
-	for name, id := range before {
-		if after[name] != id {
-			t.Errorf("member %s restarted: %s -> %q", name, id, after[name])
-		}
-	}
-	if len(after) != len(before) {
-		t.Errorf("members changed: %v -> %v", before, after)
-	}
-}
-
-// leafSerial is the serial of the leaf in a Secret's tls.crt.
-func leafSerial(t *testing.T, c *framework.Cluster, ns, secret string) *big.Int {
-	t.Helper()
-	block, _ := pem.Decode(e2eutil.SecretData(t, c, ns, secret)[pki.KeyCert])
-	if block == nil {
-		t.Fatalf("Secret %s has no PEM in %s", secret, pki.KeyCert)
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert.SerialNumber
-}
-
-// served is the leaf a member presents on port, verified against the plane's CA for the
-// member's own DNS name (so the SANs are checked too); cfg carries the client certificate.
-func served(c *framework.Cluster, pod *corev1.Pod, host string, port int, cfg *tls.Config) (*x509.Certificate, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	raw, err := c.DialContext(ctx, "tcp", net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port)))
-	if err != nil {
-		return nil, err
-	}
-	defer raw.Close()
-	cfg = cfg.Clone()
-	cfg.ServerName = host
-	conn := tls.Client(raw, cfg)
-	if err := conn.HandshakeContext(ctx); err != nil {
-		return nil, err
-	}
-	return conn.ConnectionState().PeerCertificates[0], nil
-}
-
-// waitServed waits until every member presents on port the leaf the Secret holds now. The
-// Secret is re-read at each poll: should cert-manager issue once more while the test waits,
-// the members must serve the newest leaf, and the failure says which serials each one served.
-func waitServed(t *testing.T, c *framework.Cluster, ns, cluster string, port int, cfg *tls.Config, secret string) (*big.Int, time.Duration) {
-	t.Helper()
-	var want *big.Int
-	issued := map[string]bool{}
-	took := e2eutil.WaitNoError(t, servingTimeout, fmt.Sprintf("the leaf of Secret %s served on :%d by every member", secret, port), func() error {
-		want = leafSerial(t, c, ns, secret)
-		issued[fmt.Sprintf("%x", want)] = true
-		var stale []string
-		for _, m := range e2eutil.Members(t, c, ns, cluster) {
-			pod := e2eutil.Pod(t, c, ns, m.Name)
-			if pod == nil {
-				stale = append(stale, m.Name+": no Pod")
-				continue
-			}
-			cert, err := served(c, pod, v1alpha2.MemberHost(m.Name, cluster, ns), port, cfg)
-			switch {
-			case err != nil:
-				stale = append(stale, fmt.Sprintf("%s: %v", m.Name, err))
-			case cert.SerialNumber.Cmp(want) != 0:
-				stale = append(stale, fmt.Sprintf("%s: serial %x", m.Name, cert.SerialNumber))
-			}
-		}
-		if len(stale) > 0 {
-			return fmt.Errorf("want serial %x (serials the Secret held while waiting: %v); %s", want, slices.Sorted(maps.Keys(issued)), strings.Join(stale, "; "))
-		}
-		return nil
-	})
-	if len(issued) > 1 {
-		t.Logf("Secret %s changed %d times while the members picked it up: %v", secret, len(issued)-1, slices.Sorted(maps.Keys(issued)))
-	}
-	return want, took
-}
 
 // planeConfigs are the client configurations for both listeners: the client plane with the
 // operator-client certificate, the peer plane with the peer certificate (peers are each
@@ -149,21 +40,21 @@ func planeConfigs(t *testing.T, c *framework.Cluster, ns, cluster string) (clien
 // Issuing condition on the Certificate's status, which cert-manager's issuing controller acts
 // on) and proves the new leaf is served by every member with no Pod restarted.
 func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
-	before := podIdentities(t, c, ns, cluster)
+	before := e2eutil.PodIdentities(t, c, ns, cluster)
 	secret := v1alpha2.ServerSecretName(cluster)
-	old := leafSerial(t, c, ns, secret)
+	old := e2eutil.LeafSerial(t, c, ns, secret)
 	start := time.Now()
 	e2eutil.TriggerRenewal(t, c, ns, v1alpha2.ServerCertificateName(cluster))
 	var renewed *big.Int
 	issued := e2eutil.WaitFor(t, issueTimeout, "a renewed server certificate", func() bool {
-		renewed = leafSerial(t, c, ns, secret)
+		renewed = e2eutil.LeafSerial(t, c, ns, secret)
 		return renewed.Cmp(old) != 0
 	})
 	clientCfg, _ := planeConfigs(t, c, ns, cluster)
-	renewed, served := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, secret)
+	renewed, served := e2eutil.WaitServed(t, c, ns, cluster, servingTimeout, v1alpha2.ClientPort, clientCfg, secret)
 	t.Logf("leaf renewal: cert-manager re-issued in %s, every member served serial %x %s later (%s in all)",
 		issued.Round(time.Millisecond), renewed, served.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	assertNoRestart(t, c, ns, cluster, before)
+	e2eutil.AssertNoRestart(t, c, ns, cluster, before)
 	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
 }
 
@@ -171,11 +62,11 @@ func testLeafRenewal(t *testing.T, c *framework.Cluster, ns, cluster string) {
 // shorter lifetime): the operator updates its three Certificates, cert-manager re-issues them,
 // and both listeners of every member serve the new RSA leaves, again without a restart.
 func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
-	before := podIdentities(t, c, ns, cluster)
+	before := e2eutil.PodIdentities(t, c, ns, cluster)
 	secrets := []string{v1alpha2.ServerSecretName(cluster), v1alpha2.OperatorClientSecretName(cluster), v1alpha2.PeerSecretName(cluster)}
 	old := map[string]*big.Int{}
 	for _, s := range secrets {
-		old[s] = leafSerial(t, c, ns, s)
+		old[s] = e2eutil.LeafSerial(t, c, ns, s)
 	}
 	ec := e2eutil.GetCluster(t, c, ns, cluster)
 	patch := client.MergeFrom(ec.DeepCopy())
@@ -191,7 +82,7 @@ func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	renewed := map[string]*big.Int{}
 	issued := e2eutil.WaitFor(t, issueTimeout, "the 3 Certificates re-issued after the template edit", func() bool {
 		for _, s := range secrets {
-			renewed[s] = leafSerial(t, c, ns, s)
+			renewed[s] = e2eutil.LeafSerial(t, c, ns, s)
 			if renewed[s].Cmp(old[s]) == 0 {
 				return false
 			}
@@ -199,12 +90,12 @@ func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		return true
 	})
 	clientCfg, peerCfg := planeConfigs(t, c, ns, cluster)
-	_, servedClient := waitServed(t, c, ns, cluster, v1alpha2.ClientPort, clientCfg, v1alpha2.ServerSecretName(cluster))
-	_, servedPeer := waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, v1alpha2.PeerSecretName(cluster))
+	_, servedClient := e2eutil.WaitServed(t, c, ns, cluster, servingTimeout, v1alpha2.ClientPort, clientCfg, v1alpha2.ServerSecretName(cluster))
+	_, servedPeer := e2eutil.WaitServed(t, c, ns, cluster, servingTimeout, v1alpha2.PeerPort, peerCfg, v1alpha2.PeerSecretName(cluster))
 	t.Logf("template edit: 3 Certificates re-issued in %s; client plane served the new leaf %s later, peer plane %s after that (%s in all)",
 		issued.Round(time.Millisecond), servedClient.Round(time.Millisecond), servedPeer.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	m := e2eutil.Members(t, c, ns, cluster)[0]
-	leaf, err := served(c, e2eutil.Pod(t, c, ns, m.Name), v1alpha2.MemberHost(m.Name, cluster, ns), v1alpha2.ClientPort, clientCfg)
+	leaf, err := e2eutil.Served(c, e2eutil.Pod(t, c, ns, m.Name), v1alpha2.MemberHost(m.Name, cluster, ns), v1alpha2.ClientPort, clientCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +109,7 @@ func testTemplateEdit(t *testing.T, c *framework.Cluster, ns, cluster string) {
 	if cert.Spec.PrivateKey.Algorithm != cmapi.RSAKeyAlgorithm || cert.Spec.Duration.Duration != 720*time.Hour {
 		t.Errorf("peer Certificate spec: %+v %v", cert.Spec.PrivateKey, cert.Spec.Duration)
 	}
-	assertNoRestart(t, c, ns, cluster, before)
+	e2eutil.AssertNoRestart(t, c, ns, cluster, before)
 	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
 }
 
@@ -244,7 +135,7 @@ func testScaleWithTLS(t *testing.T, c *framework.Cluster, ns, cluster string) {
 		}
 	}
 	_, peerCfg := planeConfigs(t, c, ns, cluster)
-	waitServed(t, c, ns, cluster, v1alpha2.PeerPort, peerCfg, v1alpha2.PeerSecretName(cluster))
+	e2eutil.WaitServed(t, c, ns, cluster, servingTimeout, v1alpha2.PeerPort, peerCfg, v1alpha2.PeerSecretName(cluster))
 }
 
 // testMemberReplaced deletes a follower's EtcdMember: the operator removes it from etcd and adds
@@ -261,7 +152,7 @@ func testMemberReplaced(t *testing.T, c *framework.Cluster, ns, cluster string) 
 			victim = m.DeepCopy()
 		}
 	}
-	serial := leafSerial(t, c, ns, v1alpha2.ServerSecretName(cluster))
+	serial := e2eutil.LeafSerial(t, c, ns, v1alpha2.ServerSecretName(cluster))
 	start := time.Now()
 	if err := c.Client.Delete(context.Background(), victim); err != nil {
 		t.Fatal(err)
@@ -281,7 +172,7 @@ func testMemberReplaced(t *testing.T, c *framework.Cluster, ns, cluster string) 
 	})
 	e2eutil.WaitConvergedTLS(t, c, ns, cluster, len(before), clientCfg, convergeTimeout)
 	t.Logf("member %s replaced; the cluster converged over mTLS %s after the deletion", victim.Name, time.Since(start).Round(time.Millisecond))
-	if now := leafSerial(t, c, ns, v1alpha2.ServerSecretName(cluster)); now.Cmp(serial) != 0 {
+	if now := e2eutil.LeafSerial(t, c, ns, v1alpha2.ServerSecretName(cluster)); now.Cmp(serial) != 0 {
 		t.Errorf("the server certificate was re-issued (%x -> %x); the wildcard should cover a new member", serial, now)
 	}
 }
