@@ -79,6 +79,7 @@ type campaign struct {
 // namespace; short is the campaign's fault count unless $RELIABILITY_FAULTS says otherwise.
 func newCampaign(t *testing.T, title, cluster string, short int) *campaign {
 	c := framework.Shared(t)
+	taintRealNodes(t, c) // before any campaign's cluster: only the real-node campaign's members go there
 	cp := &campaign{t: t, c: c, op: e2eutil.StartSuiteOperator(t, c, 300), ns: e2eutil.NewNamespace(t, c), cluster: cluster,
 		faults: faultsWanted(t, short), row: row{Campaign: title, Linearizable: true}}
 	seed := campaignSeed(t)

@@ -33,13 +33,18 @@ func TestVolumeFull(t *testing.T) {
 		victim, before := cp.fillVolume()
 		cp.converge(start, fmt.Sprintf("converged after %s's volume was freed", victim), convergeTimeout,
 			func() bool { return true }, cp.converged(3))
-		if p := e2eutil.Pod(t, cp.c, cp.ns, victim); p == nil || before == nil || p.UID != before.UID {
-			t.Logf("member %s's Pod was replaced after its volume was freed", victim)
-		} else {
-			t.Logf("member %s: etcd restarted %d times while its volume was full", victim, restarts(p)-restarts(before))
-		}
+		cp.reportVolumeVictim(victim, before)
 	}
 	cp.finish()
+}
+
+// reportVolumeVictim logs what the full volume did to its member: restarts of etcd, or its Pod replaced.
+func (cp *campaign) reportVolumeVictim(victim string, before *corev1.Pod) {
+	if p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim); p == nil || before == nil || p.UID != before.UID {
+		cp.t.Logf("member %s's Pod was replaced after its volume was freed", victim)
+	} else {
+		cp.t.Logf("member %s: etcd restarted %d times while its volume was full", victim, restarts(p)-restarts(before))
+	}
 }
 
 // fillVolume fills a follower's data volume, holds it full for a random 2–6 s, and frees it; it
