@@ -5,8 +5,12 @@ package reliability
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
+	"github.com/cozystack/etcd-operator/internal/ociimage"
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/e2e/e2eutil"
 )
@@ -60,6 +65,21 @@ func onRealNodes(s *v1alpha2.EtcdClusterSpec) {
 		Value: realNodeTaint.Value, Effect: realNodeTaint.Effect})
 }
 
+// builtOperatorImage is the operator image `make images` built and the real nodes imported
+// (the operator chart's default): a tmpfs member's data guard runs it.
+func builtOperatorImage(t *testing.T) string {
+	t.Helper()
+	root, err := localcluster.FindModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := ociimage.OperatorImage(filepath.Join(root, "charts", "etcd-operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
 // realFault is a fault of the real-node campaign.
 type realFault int
 
@@ -84,7 +104,8 @@ func (k realFault) String() string {
 // many). The histories must be linearizable and the cluster must converge back to 3 voters
 // after each. A stopped node loses its tmpfs: the operator replaces that member.
 func TestRealNodesAtRest(t *testing.T) {
-	cp := newCampaign(t, "at rest on real nodes", "real", int(realFaultKinds))
+	cp := newCampaign(t, "at rest on real nodes", "real", int(realFaultKinds), "--agent-image="+builtOperatorImage(t))
+	cp.whileFull = cp.fullAsEtcdSeesIt
 	e2eutil.CreateCluster(t, cp.c, cp.ns, "real", 3, e2eutil.Tmpfs, onRealNodes)
 	e2eutil.WaitConverged(t, cp.c, cp.ns, "real", 3, convergeTimeout)
 	cp.onRealNodesOnly()
@@ -118,7 +139,10 @@ func (cp *campaign) injectReal(k realFault) (over func() bool, report func()) {
 		return cp.inject(restartFollowerNode), none
 	case followerVolumeFull:
 		victim, before := cp.fillVolume()
-		return done, func() { cp.reportVolumeVictim(victim, before) }
+		return done, func() {
+			cp.reportVolumeVictim(victim, before)
+			cp.sawENOSPC(victim, before)
+		}
 	default:
 		return cp.inject(partitionLeader), none
 	}
@@ -165,9 +189,73 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// onRealNodesOnly fails the campaign when a member runs off the real nodes.
+// fullAsEtcdSeesIt checks that the volume filled from the host (through the node's mount
+// namespace) is full in the etcd container's own mount namespace: its data folder, reached
+// through the container's root, has no byte left.
+func (cp *campaign) fullAsEtcdSeesIt(victim string) {
+	cp.t.Helper()
+	ctx := context.Background()
+	p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
+	pid, err := cp.c.ContainerPID(ctx, cp.ns, victim, "etcd")
+	if p == nil || err != nil {
+		cp.t.Logf("member %s's etcd is not running (%v): its volume's space not checked", victim, err)
+		return
+	}
+	dir := ""
+	for _, c := range p.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if c.Name == "etcd" && m.Name == "data" {
+				dir = m.MountPath
+			}
+		}
+	}
+	if dir == "" {
+		cp.t.Fatalf("member %s's etcd container mounts no volume data", victim)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Join("/proc", strconv.Itoa(pid), "root", dir), &st); err != nil {
+		cp.t.Fatal(err)
+	}
+	const tmpfsMagic = 0x01021994
+	if st.Type != tmpfsMagic || st.Bavail != 0 {
+		cp.t.Fatalf("member %s's %s as etcd sees it: filesystem type %#x, %d of %d blocks free; want a full tmpfs", victim, dir, st.Type, st.Bavail, st.Blocks)
+	}
+	cp.t.Logf("member %s's %s as etcd sees it: a tmpfs of %d MiB, 0 bytes free", victim, dir, st.Blocks*uint64(st.Bsize)>>20)
+}
+
+// sawENOSPC reports whether the full volume made etcd fail: it fails only if it needs new space
+// while the volume is full (its WAL segments are preallocated, 64 MiB each). When it restarted,
+// its previous run must have logged ENOSPC.
+func (cp *campaign) sawENOSPC(victim string, before *corev1.Pod) {
+	cp.t.Helper()
+	p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
+	if p == nil || before == nil || p.UID != before.UID {
+		return
+	}
+	if restarts(p) == restarts(before) {
+		cp.t.Logf("member %s's etcd needed no new space while its volume was full", victim)
+		return
+	}
+	logs, err := cp.c.Kube.CoreV1().Pods(cp.ns).GetLogs(victim, &corev1.PodLogOptions{Container: "etcd", Previous: true}).DoRaw(context.Background())
+	if err != nil {
+		cp.t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), "no space left on device") {
+		cp.t.Fatalf("member %s's etcd restarted, but its previous log does not say ENOSPC:\n%s", victim, tail(string(logs), 10))
+	}
+	cp.t.Logf("member %s's etcd failed with ENOSPC on the full volume", victim)
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// onRealNodesOnly fails the campaign when a member runs off the real nodes, and logs where each runs.
 func (cp *campaign) onRealNodesOnly() {
 	cp.t.Helper()
+	var placed []string
 	for _, m := range e2eutil.Members(cp.t, cp.c, cp.ns, cp.cluster) {
 		p := e2eutil.Pod(cp.t, cp.c, cp.ns, m.Name)
 		if p == nil {
@@ -177,5 +265,7 @@ func (cp *campaign) onRealNodesOnly() {
 		if err != nil || !cp.c.IsRealNode(i) {
 			cp.t.Fatalf("member %s runs on %q, not on a real node", m.Name, p.Spec.NodeName)
 		}
+		placed = append(placed, fmt.Sprintf("%s on node %d (%d restarts)", m.Name, i, restarts(p)))
 	}
+	cp.t.Logf("members: %s", strings.Join(placed, ", "))
 }

@@ -62,6 +62,9 @@ func (cp *campaign) fillVolume() (string, *corev1.Pod) {
 	}
 	cp.row.Faults++
 	cp.t.Logf("fault %d: the data volume of follower %s filled", cp.row.Faults, victim)
+	if cp.whileFull != nil {
+		cp.whileFull(victim)
+	}
 	time.Sleep(time.Duration(2000+cp.r.IntN(4000)) * time.Millisecond) // how long it stays full: the fault itself
 	switch err := os.Remove(path); {
 	case errors.Is(err, os.ErrNotExist):
