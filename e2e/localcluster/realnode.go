@@ -21,6 +21,7 @@ type realNode struct {
 	i          int
 	layout     realNodeLayout
 	cgroupRoot string
+	imported   bool // the images are in containerd's root (on disk: they survive a node stop)
 
 	holder, containerd, kubelet *component
 }
@@ -130,7 +131,14 @@ func (rc *runningCluster) bootRealNode(ctx context.Context, n *realNode) error {
 	if err := waitSocket(ctx, n.layout.Socket(), n.containerd); err != nil {
 		return err
 	}
-	return rc.importImages(ctx, n)
+	if n.imported {
+		return nil
+	}
+	if err := rc.importImages(ctx, n); err != nil {
+		return err
+	}
+	n.imported = true
+	return nil
 }
 
 // realNodeComponent is a process of node n entered into its mount namespace, with the
@@ -252,6 +260,7 @@ func (rc *runningCluster) stopKubelet(i int) error {
 		return fmt.Errorf("node %d's kubelet is not running", i)
 	}
 	n.kubelet.stop(15 * time.Second)
+	rc.logf("node %d: kubelet stopped (its containers keep running)", i)
 	return nil
 }
 
@@ -262,6 +271,7 @@ func (rc *runningCluster) crashKubelet(i int) error {
 		return fmt.Errorf("node %d's kubelet is not running", i)
 	}
 	n.kubelet.crash()
+	rc.logf("node %d: kubelet SIGKILLed (its containers keep running)", i)
 	return nil
 }
 
@@ -276,6 +286,7 @@ func (rc *runningCluster) stopRealNode(i int) error {
 	err := killCgroups(cgroupTreesOf(n.cgroupRoot), 10*time.Second)
 	n.containerd.stop(5 * time.Second)
 	n.holder.stop(time.Second)
+	rc.logf("node %d: stopped (kubelet, containers, containerd and mount namespace killed)", i)
 	return err
 }
 

@@ -50,7 +50,8 @@ func TestRealNodesRunRestrictedPodSurviveFaultsAndLeaveNothing(t *testing.T) {
 	ctx := context.Background()
 	sysctlsBefore := readAll(t, hostSysctls)
 	absentBefore := absent(hardCodedPaths)
-	c, err := framework.StartCluster(ctx, framework.Options{Nodes: -1, RealNodes: 2})
+	// A node agent (node 1) beside two real nodes (2 and 3): Pods of both kinds share the network.
+	c, err := framework.StartCluster(ctx, framework.Options{Nodes: 1, RealNodes: 2})
 	if err != nil {
 		t.Fatalf("local cluster: %v", err)
 	}
@@ -67,6 +68,7 @@ func TestRealNodesRunRestrictedPodSurviveFaultsAndLeaveNothing(t *testing.T) {
 		t.Fatalf("pod on %s: not a real node (%v)", pod.Spec.NodeName, err)
 	}
 	checkExecLogsAndReach(t, c, pod)
+	checkReachedFromAgentPod(t, c, pod.Status.PodIP)
 
 	t.Run("container kill by the runtime", func(t *testing.T) {
 		if err := c.KillContainer(ctx, ns, podName, "etcd"); err != nil {
@@ -179,6 +181,7 @@ func startRestrictedEtcd(t *testing.T, c *framework.Cluster) *corev1.Pod {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: ns}, Spec: corev1.PodSpec{
 		AutomountServiceAccountToken:  ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](2),
+		NodeSelector:                  map[string]string{localcluster.RealNodeKindLabel: localcluster.RealNodeKind},
 		SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: &uid, RunAsGroup: &uid,
 			FSGroup: &uid, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
@@ -230,6 +233,43 @@ func checkExecLogsAndReach(t *testing.T, c *framework.Cluster, pod *corev1.Pod) 
 	}
 	if fi.Mode()&os.ModeSetgid == 0 {
 		t.Errorf("emptyDir %s mode %s: no setgid bit for the fsGroup", dir, fi.Mode())
+	}
+}
+
+// checkReachedFromAgentPod runs a one-shot Pod on the node agent that asks the member's /health
+// on its Pod IP: Pods of both node kinds share the cluster's bridge.
+func checkReachedFromAgentPod(t *testing.T, c *framework.Cluster, ip string) {
+	t.Helper()
+	ctx := context.Background()
+	uid := int64(ociimage.NonRootID)
+	client := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "client", Namespace: ns}, Spec: corev1.PodSpec{
+		RestartPolicy:                corev1.RestartPolicyNever,
+		AutomountServiceAccountToken: ptr.To(false),
+		NodeSelector:                 map[string]string{corev1.LabelHostname: localcluster.NodeName(c.Name, 1)},
+		SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: &uid,
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+		Containers: []corev1.Container{{Name: "wget", Image: "busybox:1.37",
+			Command: []string{"wget", "-q", "-O-", "http://" + net.JoinHostPort(ip, "2379") + "/health"},
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}},
+	}}
+	if _, err := c.Kube.CoreV1().Pods(ns).Create(ctx, client, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create client pod: %v", err)
+	}
+	var phase corev1.PodPhase
+	waitFor(t, time.Minute, "the agent's client Pod to finish", func() bool {
+		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "client", metav1.GetOptions{})
+		if err == nil {
+			phase = p.Status.Phase
+		}
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+	})
+	logs, err := c.Kube.CoreV1().Pods(ns).GetLogs("client", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if phase != corev1.PodSucceeded || !strings.Contains(string(logs), `"health":"true"`) {
+		t.Errorf("from the node agent's Pod: %s, logs (%v): %s", phase, err, logs)
+	}
+	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, "client", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

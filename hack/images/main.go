@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -59,18 +60,8 @@ func run(ctx context.Context, out, chart, manager, tools string, versions []stri
 	if err := os.MkdirAll(build, 0o755); err != nil {
 		return err
 	}
-	built := filepath.Join(build, "manager")
-	if err := ociimage.CheckManagerBuild(manager); err == nil {
-		_ = os.Remove(built) // from a run that could not use the given one
-	} else {
-		fmt.Printf("building the manager as the Dockerfile does (%v)\n", err)
-		manager = built
-		if err := goBuild(ctx, manager, ociimage.ManagerPackage); err != nil {
-			return err
-		}
-	}
-	pause := filepath.Join(build, "pause")
-	if err := goBuild(ctx, pause, ociimage.PausePackage); err != nil {
+	manager, pause, err := binaries(ctx, build, manager)
+	if err != nil {
 		return err
 	}
 	images := []image{
@@ -89,9 +80,49 @@ func run(ctx context.Context, out, chart, manager, tools string, versions []stri
 	if err != nil {
 		return err
 	}
+	var files []string
 	for _, im := range images {
-		if err := write(filepath.Join(out, im.file), filepath.Join(build, im.file+".inputs"), self, im.spec); err != nil {
+		if _, err := write(filepath.Join(out, im.file), filepath.Join(build, im.file+".inputs"), self, im.spec); err != nil {
 			return err
+		}
+		files = append(files, im.file)
+	}
+	return prune(out, build, files)
+}
+
+// binaries are the manager to pack (the given one when built as the Dockerfile builds it, else
+// one built so into build/) and the pause program, built into build/.
+func binaries(ctx context.Context, build, manager string) (string, string, error) {
+	built := filepath.Join(build, "manager")
+	if err := ociimage.CheckManagerBuild(manager); err == nil {
+		_ = os.Remove(built) // from a run that could not use the given one
+	} else {
+		fmt.Printf("building the manager as the Dockerfile does (%v)\n", err)
+		manager = built
+		if err := goBuild(ctx, manager, ociimage.ManagerPackage); err != nil {
+			return "", "", err
+		}
+	}
+	pause := filepath.Join(build, "pause")
+	return manager, pause, goBuild(ctx, pause, ociimage.PausePackage)
+}
+
+// prune removes the archives in out (and their keys in build) that are not among keep: an etcd
+// version dropped from ETCD_VERSIONS, say. Nodes import every archive of the folder.
+func prune(out, build string, keep []string) error {
+	archives, err := filepath.Glob(filepath.Join(out, "*.tar"))
+	if err != nil {
+		return err
+	}
+	for _, a := range archives {
+		if slices.Contains(keep, filepath.Base(a)) {
+			continue
+		}
+		fmt.Printf("removing %s: no longer built\n", a)
+		for _, f := range []string{a, filepath.Join(build, filepath.Base(a)+".inputs")} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 		}
 	}
 	return nil
@@ -124,42 +155,42 @@ func goBuild(ctx context.Context, out, pkg string) error {
 }
 
 // write writes the archive at path unless the inputs key kept at keyFile says the archive there
-// was written from the same inputs.
-func write(path, keyFile string, salt []byte, spec func() (ociimage.Spec, error)) error {
+// was written from the same inputs; it says whether it wrote.
+func write(path, keyFile string, salt []byte, spec func() (ociimage.Spec, error)) (bool, error) {
 	start := time.Now()
 	s, err := spec()
 	if err != nil {
-		return err
+		return false, err
 	}
 	key, err := ociimage.InputsKey(s, salt)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if upToDate(path, keyFile, key) {
 		fmt.Printf("%-45s %s up to date\n", s.Name, path)
-		return nil
+		return false, nil
 	}
 	// A failed write must not leave the old key beside a new archive.
 	if err := os.Remove(keyFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return false, err
 	}
 	img, err := ociimage.Build(s)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := ociimage.WriteArchive(path, s.Name, img); err != nil {
-		return err
+		return false, err
 	}
 	digest, err := img.Digest()
 	if err != nil {
-		return err
+		return false, err
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	fmt.Printf("%-45s %s %s %5.1f MB %4.1fs\n", s.Name, path, digest.Hex[:12], float64(info.Size())/1e6, time.Since(start).Seconds())
-	return os.WriteFile(keyFile, []byte(key), 0o644)
+	return true, os.WriteFile(keyFile, []byte(key), 0o644)
 }
 
 func upToDate(path, keyFile, key string) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -106,16 +107,9 @@ func Layer(entries []Entry) (v1.Layer, error) {
 			}
 		}
 	}
-	paths := slices.Sorted(func(yield func(string) bool) {
-		for p := range byPath {
-			if !yield(p) {
-				return
-			}
-		}
-	})
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(byPath)) {
 		if err := writeEntry(tw, byPath[p]); err != nil {
 			return nil, err
 		}
