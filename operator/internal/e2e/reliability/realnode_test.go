@@ -136,7 +136,7 @@ func (cp *campaign) injectReal(k realFault) (over func() bool, report func()) {
 		cp.onVictim(func() string { return cp.pick(true) }, cp.stopKubeletOf)
 		return done, none
 	case followerNodeStopped:
-		return cp.inject(restartFollowerNode), none
+		return cp.stopFollowerNode(), none
 	case followerVolumeFull:
 		victim, before := cp.fillVolume()
 		return done, func() {
@@ -145,6 +145,34 @@ func (cp *campaign) injectReal(k realFault) (over func() bool, report func()) {
 		}
 	default:
 		return cp.inject(partitionLeader), none
+	}
+}
+
+// stopFollowerNode stops a follower's node and starts it again. It is over once the follower's
+// Pod reports an etcd started after the stop, or the member is replaced: until its kubelet posts
+// the Pod's status again, the API still shows the Pod Ready as it was before the stop (a stop
+// shorter than the node monitor's grace period leaves the Node and its Pods as they were), and
+// the cluster would look converged with that member down.
+func (cp *campaign) stopFollowerNode() (over func() bool) {
+	cp.t.Helper()
+	cp.row.Faults++
+	var victim string
+	var stopped time.Time
+	cp.onVictim(cp.pickNode, func(name string) error {
+		victim, stopped = name, time.Now().Truncate(time.Second) // a container's start time has seconds only
+		return cp.restartNodeOf(name)
+	})
+	return func() bool {
+		p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
+		if p == nil || !slices.ContainsFunc(e2eutil.Members(cp.t, cp.c, cp.ns, cp.cluster), func(m v1alpha2.EtcdMember) bool { return m.Name == victim }) {
+			return true // replaced
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.Name == "etcd" && s.State.Running != nil && !s.State.Running.StartedAt.Time.Before(stopped) {
+				return true
+			}
+		}
+		return false
 	}
 }
 
