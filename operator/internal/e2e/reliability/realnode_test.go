@@ -160,7 +160,17 @@ func (cp *campaign) stopFollowerNode() (over func() bool) {
 	var stopped time.Time
 	cp.onVictim(cp.pickNode, func(name string) error {
 		victim, stopped = name, time.Now().Truncate(time.Second) // a container's start time has seconds only
-		return cp.restartNodeOf(name)
+		p := e2eutil.Pod(cp.t, cp.c, cp.ns, name)
+		bootBefore := cp.bootID(p)
+		if err := cp.restartNodeOf(name); err != nil {
+			return err
+		}
+		// A new boot ID, as a rebooted machine's (the operator reads it), once the kubelet posts
+		// its first status: StartNode's wait for Ready does not wait for that, since a stop
+		// shorter than the node monitor's grace period leaves the Node Ready all along.
+		took := e2eutil.WaitFor(cp.t, time.Minute, "a new boot ID of node "+p.Spec.NodeName, func() bool { return cp.bootID(p) != bootBefore })
+		cp.t.Logf("node %s reports a new boot ID %s after StartNode returned", p.Spec.NodeName, took.Round(100*time.Millisecond))
+		return nil
 	})
 	return func() bool {
 		p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim)
@@ -174,6 +184,18 @@ func (cp *campaign) stopFollowerNode() (over func() bool) {
 		}
 		return false
 	}
+}
+
+// bootID is the status.nodeInfo.bootID of p's node ("" for no Pod or node).
+func (cp *campaign) bootID(p *corev1.Pod) string {
+	if p == nil || p.Spec.NodeName == "" {
+		return ""
+	}
+	n, err := cp.c.Kube.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		cp.t.Fatal(err)
+	}
+	return n.Status.NodeInfo.BootID
 }
 
 // stopKubeletOf stops the kubelet of victim's node (its containers keep running), waits until
