@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -140,8 +141,9 @@ func containerID(pod *corev1.Pod, container string) (string, error) {
 }
 
 // podVolumeDir is the host folder of a Pod's non-PVC volume: the node agent's per-pod folder, or
-// on a real node the kubelet's emptyDir folder (a memory-backed one is mounted inside the
-// node's mount namespace only: its files are not visible here).
+// on a real node the kubelet's emptyDir folder. A memory-backed one is a tmpfs mounted inside the
+// node's mount namespace only, so its folder is reached through the root of a process in that
+// namespace (/proc/<containerd's pid>/root/...): valid while the node's containerd runs.
 func (c *Cluster) podVolumeDir(pod *corev1.Pod, agentDir, volume string) (string, error) {
 	i, err := c.NodeIndex(pod.Spec.NodeName)
 	if err != nil {
@@ -150,11 +152,41 @@ func (c *Cluster) podVolumeDir(pod *corev1.Pod, agentDir, volume string) (string
 	if !c.IsRealNode(i) {
 		return filepath.Join(agentDir, "volumes", volume), nil
 	}
+	dir := filepath.Join(localcluster.RealNodeKubeletRoot(c.State.Dir, i), "pods", string(pod.UID),
+		"volumes", "kubernetes.io~empty-dir", volume)
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == volume && v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
-			return "", fmt.Errorf("volume %q of %s/%s is memory-backed on a real node: its tmpfs is mounted in the node's mount namespace only", volume, pod.Namespace, pod.Name)
+			pid, err := c.realNodeContainerdPID(i)
+			if err != nil {
+				return "", fmt.Errorf("volume %q of %s/%s is a tmpfs inside node %d's mount namespace: %w", volume, pod.Namespace, pod.Name, i, err)
+			}
+			return filepath.Join("/proc", strconv.Itoa(pid), "root", dir), nil
 		}
 	}
-	return filepath.Join(localcluster.RealNodeKubeletRoot(c.State.Dir, i), "pods", string(pod.UID),
-		"volumes", "kubernetes.io~empty-dir", volume), nil
+	return dir, nil
+}
+
+// realNodeContainerdPID finds real node i's containerd (its arguments name the node's socket's
+// folder) among the host's processes: it runs in the node's mount namespace.
+func (c *Cluster) realNodeContainerdPID(i int) (int, error) {
+	nodeDir := localcluster.Layout{Dir: c.State.Dir}.NodeDir(i) + "/"
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		args := strings.Split(string(b), "\x00")
+		if filepath.Base(args[0]) == "containerd" && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, nodeDir) }) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no containerd of node %d running", i)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/cozystack/etcd-operator/internal/ociimage"
 )
@@ -185,6 +186,7 @@ func (rc *runningCluster) writeRealNodeFiles(n *realNode) error {
 	for _, m := range l.sysctlMounts() {
 		files[m.File] = m.Value + "\n"
 	}
+	files[l.bootIDMount().File] = string(uuid.NewUUID()) + "\n" // a new boot
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			return err

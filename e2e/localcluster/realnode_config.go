@@ -68,6 +68,15 @@ func (r realNodeLayout) sysctlMounts() []sysctlMount {
 
 type sysctlMount struct{ File, Path, Value string }
 
+// bootIDMount shadows the kernel's boot ID with a file written anew at each boot of the node
+// (bootRealNode): the kubelet reports it as status.nodeInfo.bootID, so a node stopped and
+// started reports a new one, as a rebooted machine does and as a node agent does (the
+// operator tells a tmpfs member's data lost by it). Unshadowed, every real node would report
+// the host's boot ID, unchanged by StopNode.
+func (r realNodeLayout) bootIDMount() sysctlMount {
+	return sysctlMount{File: r.path("sysctl", "boot_id"), Path: "/proc/sys/kernel/random/boot_id"}
+}
+
 // mountNamespaceScript is run by `unshare --mount --propagation private`: it makes the bind
 // mounts, marks the namespace ready and then holds it (containerd and the kubelet enter it by
 // the holder's pid) until it is killed.
@@ -77,7 +86,7 @@ func (r realNodeLayout) mountNamespaceScript() string {
 	for _, m := range r.overlayMounts() {
 		fmt.Fprintf(&b, "mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s\n", m.Target, m.Upper, m.Work, m.Target)
 	}
-	for _, m := range r.sysctlMounts() {
+	for _, m := range append(r.sysctlMounts(), r.bootIDMount()) {
 		fmt.Fprintf(&b, "mount --bind %s %s\n", m.File, m.Path)
 	}
 	fmt.Fprintf(&b, "touch %s\nexec sleep infinity\n", r.NamespaceReady())

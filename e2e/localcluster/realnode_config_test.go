@@ -116,6 +116,7 @@ func TestMountNamespaceScriptShadowsHostPathsAndSysctls(t *testing.T) {
 		"mount --bind /n/sysctl/vm.overcommit_memory /proc/sys/vm/overcommit_memory",
 		"mount --bind /n/sysctl/kernel.panic /proc/sys/kernel/panic",
 		"mount --bind /n/sysctl/kernel.panic_on_oops /proc/sys/kernel/panic_on_oops",
+		"mount --bind /n/sysctl/boot_id /proc/sys/kernel/random/boot_id",
 	} {
 		if !strings.Contains(s, want+"\n") {
 			t.Errorf("script lacks %q:\n%s", want, s)

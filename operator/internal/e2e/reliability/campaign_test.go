@@ -67,6 +67,8 @@ type campaign struct {
 	// the replacement (two of three members' data lost at once is a quorum loss, which the
 	// default quorumLoss policy Wait reports and leaves to the user).
 	pickNode func() string
+	// whileFull, when set, checks a follower's volume the full-volume fault just filled.
+	whileFull func(victim string)
 
 	cli *clientv3.Client
 	// h is the running round's history; prev the one before, until it is checked.
@@ -75,11 +77,13 @@ type campaign struct {
 	row     row
 }
 
-// newCampaign starts the operator binary for this test (so that it can be killed) and a
-// namespace; short is the campaign's fault count unless $RELIABILITY_FAULTS says otherwise.
-func newCampaign(t *testing.T, title, cluster string, short int) *campaign {
+// newCampaign starts the operator binary for this test (so that it can be killed), with
+// operatorFlags after the defaults, and a namespace; short is the campaign's fault count unless
+// $RELIABILITY_FAULTS says otherwise.
+func newCampaign(t *testing.T, title, cluster string, short int, operatorFlags ...string) *campaign {
 	c := framework.Shared(t)
-	cp := &campaign{t: t, c: c, op: e2eutil.StartSuiteOperator(t, c, 300), ns: e2eutil.NewNamespace(t, c), cluster: cluster,
+	taintRealNodes(t, c) // before any campaign's cluster: only the real-node campaign's members go there
+	cp := &campaign{t: t, c: c, op: e2eutil.StartSuiteOperator(t, c, 300, operatorFlags...), ns: e2eutil.NewNamespace(t, c), cluster: cluster,
 		faults: faultsWanted(t, short), row: row{Campaign: title, Linearizable: true}}
 	seed := campaignSeed(t)
 	t.Logf("campaign %q: %d faults, seed %d (%s=%d replays its random moments)", title, cp.faults, seed, seedEnv, seed)

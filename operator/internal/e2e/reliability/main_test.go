@@ -17,7 +17,7 @@ import (
 // TestMain runs the campaigns on one local cluster, then prints their table.
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(crzap.New())
-	code := framework.Run(m, framework.Options{Scheme: e2eutil.Scheme})
+	code := framework.Run(m, framework.Options{Scheme: e2eutil.Scheme, RealNodes: realNodes})
 	if err := results.report(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1

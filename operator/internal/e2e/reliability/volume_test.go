@@ -33,13 +33,18 @@ func TestVolumeFull(t *testing.T) {
 		victim, before := cp.fillVolume()
 		cp.converge(start, fmt.Sprintf("converged after %s's volume was freed", victim), convergeTimeout,
 			func() bool { return true }, cp.converged(3))
-		if p := e2eutil.Pod(t, cp.c, cp.ns, victim); p == nil || before == nil || p.UID != before.UID {
-			t.Logf("member %s's Pod was replaced after its volume was freed", victim)
-		} else {
-			t.Logf("member %s: etcd restarted %d times while its volume was full", victim, restarts(p)-restarts(before))
-		}
+		cp.reportVolumeVictim(victim, before)
 	}
 	cp.finish()
+}
+
+// reportVolumeVictim logs what the full volume did to its member: restarts of etcd, or its Pod replaced.
+func (cp *campaign) reportVolumeVictim(victim string, before *corev1.Pod) {
+	if p := e2eutil.Pod(cp.t, cp.c, cp.ns, victim); p == nil || before == nil || p.UID != before.UID {
+		cp.t.Logf("member %s's Pod was replaced after its volume was freed", victim)
+	} else {
+		cp.t.Logf("member %s: etcd restarted %d times while its volume was full", victim, restarts(p)-restarts(before))
+	}
 }
 
 // fillVolume fills a follower's data volume, holds it full for a random 2–6 s, and frees it; it
@@ -57,6 +62,9 @@ func (cp *campaign) fillVolume() (string, *corev1.Pod) {
 	}
 	cp.row.Faults++
 	cp.t.Logf("fault %d: the data volume of follower %s filled", cp.row.Faults, victim)
+	if cp.whileFull != nil {
+		cp.whileFull(victim)
+	}
 	time.Sleep(time.Duration(2000+cp.r.IntN(4000)) * time.Millisecond) // how long it stays full: the fault itself
 	switch err := os.Remove(path); {
 	case errors.Is(err, os.ErrNotExist):
