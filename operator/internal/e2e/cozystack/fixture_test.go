@@ -18,6 +18,10 @@ import (
 // appChart is the suite's stand-in for Cozystack's current etcd app.
 const appChart = "testdata/cozystack-etcd-app"
 
+// leftOut are the fixture's objects the stand-in does not render (its Chart.yaml says why: they
+// touch no member, and the suite's cluster serves no API of theirs).
+var leftOut = map[string]bool{"PrometheusRule/etcd-rules": true}
+
 // fixtureNamespace is the namespace hack/cozypackages' fixture of that app was written for.
 const fixtureNamespace = "tenant-a"
 
@@ -37,6 +41,12 @@ func TestAppChartRendersTheFixture(t *testing.T) {
 	for _, want := range fixtureObjects(t) {
 		key := want.GetKind() + "/" + want.GetName()
 		have, ok := rendered[key]
+		if leftOut[key] {
+			if ok {
+				t.Errorf("%s: rendered, but listed as left out of the stand-in", key)
+			}
+			continue
+		}
 		if !ok {
 			t.Errorf("%s: not rendered", key)
 			continue
