@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/rollout"
 )
 
 // mutationsEnv sets how many mutations TestRandomSpecMutations applies; seedEnv replays a run.
@@ -67,6 +69,14 @@ func TestRandomSpecMutations(t *testing.T) {
 	if err := mutateSpec(ns, fuzzCluster, healSpec); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, ns, "the status lists the members' versions", func() bool {
+		return len(runningVersions(getCluster(t, ns, fuzzCluster))) > 0
+	})
+	if err := mutateSpec(ns, fuzzCluster, func(s *v1alpha2.EtcdClusterSpec) {
+		s.Version = healVersion(getCluster(t, ns, fuzzCluster))
+	}); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, ns, "converged at 3 after the spec was healed", converged(t, ns, fuzzCluster, 3))
 	if p := recordedPanics.since(panicsBefore); len(p) > 0 {
 		t.Fatalf("a controller panicked:\n%s", p[0])
@@ -74,6 +84,51 @@ func TestRandomSpecMutations(t *testing.T) {
 }
 
 const fuzzCluster = "fuzz"
+
+// healVersion is a version the API accepts from spec.version (one minor away at most) that every
+// member can be rolled to in one step: the spec's own, one a member runs, or another supported one.
+// Two accepted edits can together skip a minor before the first rollout ended (3.6.16 → 3.7.3,
+// then 3.8.0 while members still run 3.6; the CEL rule judges each edit against the member
+// versions in the status, which may list none at that moment, so the heal waits until it lists
+// them): the operator then refuses to roll and asks for one minor above 3.6, as the heal sets.
+func healVersion(c *v1alpha2.EtcdCluster) string {
+	running := runningVersions(c)
+	candidates := append(append([]string{c.Spec.Version}, running...), "3.5.35", "3.6.16", "3.7.3")
+	for _, v := range candidates {
+		if minorsApart(c.Spec.Version, v) <= 1 && rollout.VersionSkew(v, running, "") == "" {
+			return v
+		}
+	}
+	return c.Spec.Version
+}
+
+// minorsApart is how many minors two 3.x versions are apart.
+func minorsApart(a, b string) int {
+	minor := func(v string) int {
+		parts := strings.Split(v, ".")
+		if len(parts) < 2 {
+			return -100
+		}
+		n, _ := strconv.Atoi(parts[1])
+		return n
+	}
+	d := minor(a) - minor(b)
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// runningVersions are the etcd versions the status says the members run.
+func runningVersions(c *v1alpha2.EtcdCluster) []string {
+	var running []string
+	for _, m := range c.Status.Members {
+		if m.Version != "" {
+			running = append(running, m.Version)
+		}
+	}
+	return running
+}
 
 // mutationsWanted is $SPEC_MUTATIONS (default 100) and $SPEC_MUTATIONS_SEED (default the clock).
 func mutationsWanted(t *testing.T) (int, uint64) {
