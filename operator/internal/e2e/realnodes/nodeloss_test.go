@@ -18,20 +18,7 @@ import (
 // started again at the end and the cluster stays Available.
 func (s *suite) nodeLoss(t *testing.T) {
 	const prefix = "/e2e/real/nodeloss"
-	operatorNode := s.operatorPods(t)[0].Spec.NodeName
-	members := e2eutil.Members(t, s.c, etcdNamespace, etcdRelease)
-	i := slices.IndexFunc(members, func(m v1alpha2.EtcdMember) bool {
-		return e2eutil.Pod(t, s.c, etcdNamespace, m.Name).Spec.NodeName != operatorNode
-	})
-	if i < 0 {
-		t.Fatalf("every member runs on the operator's node %s", operatorNode)
-	}
-	victim := members[i]
-	node := e2eutil.Pod(t, s.c, etcdNamespace, victim.Name).Spec.NodeName
-	idx, err := s.c.NodeIndex(node)
-	if err != nil {
-		t.Fatal(err)
-	}
+	victim, node, idx := s.memberOffOperatorNode(t, etcdRelease)
 	w := s.startWriter(t, prefix)
 	start := time.Now()
 	if err := s.c.StopNode(idx); err != nil {
@@ -61,4 +48,24 @@ func (s *suite) nodeLoss(t *testing.T) {
 	}
 	took = s.waitAvailable(t, etcdReplicas, 2*time.Minute)
 	t.Logf("node %s started again; cluster Available: %s", node, took.Round(time.Millisecond))
+}
+
+// memberOffOperatorNode is a member of release whose Pod runs on another real node than the
+// operator's (so stopping that node leaves the operator running), its node and the node's index.
+func (s *suite) memberOffOperatorNode(t *testing.T, release string) (v1alpha2.EtcdMember, string, int) {
+	t.Helper()
+	operatorNode := s.operatorPods(t)[0].Spec.NodeName
+	members := e2eutil.Members(t, s.c, etcdNamespace, release)
+	i := slices.IndexFunc(members, func(m v1alpha2.EtcdMember) bool {
+		return e2eutil.Pod(t, s.c, etcdNamespace, m.Name).Spec.NodeName != operatorNode
+	})
+	if i < 0 {
+		t.Fatalf("every member of %s runs on the operator's node %s", release, operatorNode)
+	}
+	node := e2eutil.Pod(t, s.c, etcdNamespace, members[i].Name).Spec.NodeName
+	idx, err := s.c.NodeIndex(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return members[i], node, idx
 }

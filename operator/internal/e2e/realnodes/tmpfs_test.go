@@ -63,16 +63,7 @@ func (s *suite) tmpfsMembers(t *testing.T) {
 // and waits for the member's replacement, which the new boot ID or the guard's refusal causes.
 func (s *suite) powerCycleTmpfsMember(t *testing.T) {
 	t.Helper()
-	operatorNode := s.operatorPods(t)[0].Spec.NodeName
-	members := e2eutil.Members(t, s.c, etcdNamespace, memRelease)
-	i := slices.IndexFunc(members, func(m v1alpha2.EtcdMember) bool {
-		return e2eutil.Pod(t, s.c, etcdNamespace, m.Name).Spec.NodeName != operatorNode
-	})
-	if i < 0 {
-		t.Fatalf("every tmpfs member runs on the operator's node %s", operatorNode)
-	}
-	victim := members[i]
-	node := e2eutil.Pod(t, s.c, etcdNamespace, victim.Name).Spec.NodeName
+	victim, node, idx := s.memberOffOperatorNode(t, memRelease)
 	var refused atomic.Bool
 	e2eutil.WatchPods(t, s.c, etcdNamespace, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", victim.Name).String()}, func(p *corev1.Pod) bool {
 		if topology.DataGuardRefused(p) {
@@ -81,10 +72,6 @@ func (s *suite) powerCycleTmpfsMember(t *testing.T) {
 		}
 		return false
 	})
-	idx, err := s.c.NodeIndex(node)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bootID := s.bootID(t, node)
 	start := time.Now()
 	if err := s.c.StopNode(idx); err != nil {
