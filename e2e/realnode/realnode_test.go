@@ -90,9 +90,9 @@ func TestRealNodesRunRestrictedPodSurviveFaultsAndLeaveNothing(t *testing.T) {
 		if err := c.StartNode(node); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, time.Minute, "the restarted kubelet's heartbeat", func() bool {
+		framework.WaitFor(t, time.Minute, "the restarted kubelet's heartbeat", func() (bool, error) {
 			l, err := c.Kube.CoordinationV1().Leases("kube-node-lease").Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
-			return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(restarted)
+			return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(restarted), err
 		})
 		p := waitPod(t, c, "Ready after the kubelet's restart", podReady)
 		if restarts(p) != 1 {
@@ -118,7 +118,10 @@ func TestRealNodesRunRestrictedPodSurviveFaultsAndLeaveNothing(t *testing.T) {
 		}
 		// The gateway's neighbour entry for the Pod failed while the link was down: the first
 		// dials after the heal may still get "no route to host" until it is resolved again.
-		waitFor(t, 30*time.Second, "the healed Pod answering", func() bool { return health(c, p.Status.PodIP) == nil })
+		framework.WaitFor(t, 30*time.Second, "the healed Pod answering", func() (bool, error) {
+			err := health(c, p.Status.PodIP)
+			return err == nil, err
+		})
 	})
 	t.Run("node stop with its containers", func(t *testing.T) {
 		if err := c.StopNode(node); err != nil {
@@ -167,9 +170,9 @@ func createNamespace(t *testing.T, c *framework.Cluster) {
 	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "default ServiceAccount", func() bool {
+	framework.WaitFor(t, time.Minute, "default ServiceAccount", func() (bool, error) {
 		_, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil
+		return err == nil, err
 	})
 }
 
@@ -257,12 +260,12 @@ func checkReachedFromAgentPod(t *testing.T, c *framework.Cluster, ip string) {
 		t.Fatalf("create client pod: %v", err)
 	}
 	var phase corev1.PodPhase
-	waitFor(t, time.Minute, "the agent's client Pod to finish", func() bool {
+	framework.WaitFor(t, time.Minute, "the agent's client Pod to finish", func() (bool, error) {
 		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "client", metav1.GetOptions{})
 		if err == nil {
 			phase = p.Status.Phase
 		}
-		return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, err
 	})
 	logs, err := c.Kube.CoreV1().Pods(ns).GetLogs("client", &corev1.PodLogOptions{}).DoRaw(ctx)
 	if phase != corev1.PodSucceeded || !strings.Contains(string(logs), `"health":"true"`) {
@@ -320,9 +323,9 @@ func deletePodAndCheckVeths(t *testing.T, c *framework.Cluster) {
 	if err := c.Kube.CoreV1().Pods(ns).Delete(context.Background(), podName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "no veth on the bridge after the Pod's deletion", func() bool {
+	framework.WaitFor(t, time.Minute, "no veth on the bridge after the Pod's deletion", func() (bool, error) {
 		out, err := exec.Command("ip", "-n", c.State.Netns, "-o", "link", "show", "master", localcluster.BridgeName).CombinedOutput()
-		return err == nil && strings.TrimSpace(string(out)) == ""
+		return err == nil && strings.TrimSpace(string(out)) == "", err
 	})
 }
 
@@ -397,22 +400,10 @@ func restarts(p *corev1.Pod) int32 {
 func waitPod(t *testing.T, c *framework.Cluster, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	var p *corev1.Pod
-	waitFor(t, 2*time.Minute, "pod "+what, func() bool {
+	framework.WaitFor(t, 2*time.Minute, "pod "+what, func() (bool, error) {
 		var err error
 		p, err = c.Kube.CoreV1().Pods(ns).Get(context.Background(), podName, metav1.GetOptions{})
-		return err == nil && cond(p)
+		return err == nil && cond(p), err
 	})
 	return p
-}
-
-// waitFor polls cond every 200 ms until it holds; timeout fails the test.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

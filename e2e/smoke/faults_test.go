@@ -58,7 +58,7 @@ func TestFaultHelpers(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := resource.MustParse("2Gi")
-		waitFor(t, time.Minute, "claim capacity 2Gi", func() (bool, error) {
+		framework.WaitFor(t, time.Minute, "claim capacity 2Gi", func() (bool, error) {
 			p, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "grow", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -76,7 +76,7 @@ func TestFaultHelpers(t *testing.T) {
 		if err := c.KillContainer(ctx, ns, "target", "main"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, time.Minute, "container restarted", func() (bool, error) {
+		framework.WaitFor(t, time.Minute, "container restarted", func() (bool, error) {
 			p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "target", metav1.GetOptions{})
 			if err != nil || len(p.Status.ContainerStatuses) == 0 {
 				return false, err

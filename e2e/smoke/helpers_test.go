@@ -38,7 +38,7 @@ func newNamespace(t *testing.T, c *framework.Cluster, name string) string {
 	}
 	t.Cleanup(func() { _ = c.Kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	// Pods are refused until the namespace's default ServiceAccount exists.
-	waitFor(t, time.Minute, "default ServiceAccount in "+name, func() (bool, error) {
+	framework.WaitFor(t, time.Minute, "default ServiceAccount in "+name, func() (bool, error) {
 		_, err := c.Kube.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
@@ -77,29 +77,11 @@ func podSpec(clusterName, image string, command []string, mounts []corev1.Volume
 	}
 }
 
-// waitFor polls cond every 200 ms until it holds; timeout fails the test.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		lastErr = err
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // waitPodReady waits until the pod runs with all containers ready.
 func waitPodReady(t *testing.T, c *framework.Cluster, ns, name string) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
-	waitFor(t, 2*time.Minute, "pod "+ns+"/"+name+" Ready", func() (bool, error) {
+	framework.WaitFor(t, 2*time.Minute, "pod "+ns+"/"+name+" Ready", func() (bool, error) {
 		p, err := c.Kube.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -122,7 +104,7 @@ func deletePodAndWait(t *testing.T, c *framework.Cluster, ns, name string) {
 	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete pod %s: %v", name, err)
 	}
-	waitFor(t, time.Minute, "pod "+name+" gone", func() (bool, error) {
+	framework.WaitFor(t, time.Minute, "pod "+name+" gone", func() (bool, error) {
 		_, err := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
@@ -152,7 +134,7 @@ func exec(t *testing.T, c *framework.Cluster, ns, pod string, cmd ...string) str
 func waitMounted(t *testing.T, c *framework.Cluster, ns, pod, path string) {
 	t.Helper()
 	start := time.Now()
-	waitFor(t, 30*time.Second, path+" mounted in "+pod, func() (bool, error) {
+	framework.WaitFor(t, 30*time.Second, path+" mounted in "+pod, func() (bool, error) {
 		out, _, err := c.Exec(context.Background(), ns, pod, "main", "sh", "-c", "grep -c ' "+path+" ' /proc/self/mounts")
 		return err == nil && strings.TrimSpace(out) != "0", err
 	})

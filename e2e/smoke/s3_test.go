@@ -98,7 +98,7 @@ func listFromPod(ctx context.Context, t *testing.T, c *framework.Cluster, srv *f
 		t.Fatal(err)
 	}
 	var out string
-	waitFor(t, 30*time.Second, "bucket listing from a Pod", func() (bool, error) {
+	framework.WaitFor(t, 30*time.Second, "bucket listing from a Pod", func() (bool, error) {
 		var errOut string
 		out, errOut, err = c.Exec(ctx, ns, "s3-client", "main", "wget", "-q", "-T", "5", "-O", "-", url)
 		if err != nil {

@@ -86,7 +86,7 @@ func TestEtcdClusterFromPods(t *testing.T) {
 	endpoints := fmt.Sprintf("--endpoints=http://etcd-0.etcd.%[1]s.svc.cluster.local:2379,http://etcd-1.etcd.%[1]s.svc.cluster.local:2379,http://etcd-2.etcd.%[1]s.svc.cluster.local:2379", ns)
 	// Usually under a second; the bound leaves room for a member whose first start failed to
 	// wait out the kubelet's restart back-off (10 s, 20 s, 40 s…) on a loaded machine.
-	waitFor(t, 3*time.Minute, "3 healthy etcd members", func() (bool, error) {
+	framework.WaitFor(t, 3*time.Minute, "3 healthy etcd members", func() (bool, error) {
 		out, _, err := c.Exec(ctx, ns, "etcd-0", "main", "etcdctl", endpoints, "endpoint", "health")
 		return err == nil && strings.Count(out, "is healthy") == 3, fmt.Errorf("%v: %s", err, out)
 	})
@@ -111,11 +111,11 @@ func TestEtcdClusterFromPods(t *testing.T) {
 		if err := c.Partition(ctx, ns, "etcd-2"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, "etcd-2 unreachable", func() (bool, error) {
+		framework.WaitFor(t, 30*time.Second, "etcd-2 unreachable", func() (bool, error) {
 			_, err := getBody(client, member2)
 			return err != nil, nil
 		})
-		waitFor(t, 30*time.Second, "etcd-0 to see etcd-2 unhealthy", func() (bool, error) {
+		framework.WaitFor(t, 30*time.Second, "etcd-0 to see etcd-2 unhealthy", func() (bool, error) {
 			// endpoint health exits non-zero when any endpoint is unhealthy.
 			_, _, err := c.Exec(ctx, ns, "etcd-0", "main", "etcdctl", endpoints, "--command-timeout=2s", "endpoint", "health")
 			return err != nil, nil
@@ -123,7 +123,7 @@ func TestEtcdClusterFromPods(t *testing.T) {
 		if err := c.Heal(ctx, ns, "etcd-2"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, time.Minute, "3 healthy members after heal", func() (bool, error) {
+		framework.WaitFor(t, time.Minute, "3 healthy members after heal", func() (bool, error) {
 			out, _, err := c.Exec(ctx, ns, "etcd-0", "main", "etcdctl", endpoints, "endpoint", "health")
 			return err == nil && strings.Count(out, "is healthy") == 3, nil
 		})
@@ -199,14 +199,14 @@ func TestStoppedNodeIsEvicted(t *testing.T) {
 	if err := c.StopNode(faultNode); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "node NotReady", func() (bool, error) {
+	framework.WaitFor(t, time.Minute, "node NotReady", func() (bool, error) {
 		n, err := c.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		return err == nil && !localcluster.NodeReady(n), err
 	})
 	t.Logf("node NotReady %s after stop", time.Since(start).Round(time.Millisecond))
 	// Taint-based eviction after the 30 s toleration: the pod is marked for deletion, or
 	// removed at once if the agent had reported it terminated before it went down.
-	waitFor(t, 2*time.Minute, "pod evicted", func() (bool, error) {
+	framework.WaitFor(t, 2*time.Minute, "pod evicted", func() (bool, error) {
 		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			t.Logf("pod deleted %s after stop", time.Since(start).Round(time.Millisecond))
@@ -223,7 +223,7 @@ func TestStoppedNodeIsEvicted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The restarted agent finds the pod marked for deletion and finishes it.
-	waitFor(t, time.Minute, "evicted pod removed by the restarted node", func() (bool, error) {
+	framework.WaitFor(t, time.Minute, "evicted pod removed by the restarted node", func() (bool, error) {
 		_, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
 		return err != nil, nil
 	})
@@ -241,7 +241,7 @@ func TestJobCompletesAndIsCollected(t *testing.T) {
 	if _, err := c.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Minute, "job complete", func() (bool, error) {
+	framework.WaitFor(t, 2*time.Minute, "job complete", func() (bool, error) {
 		j, err := c.Kube.BatchV1().Jobs(ns).Get(ctx, "once", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -260,7 +260,7 @@ func TestJobCompletesAndIsCollected(t *testing.T) {
 	if err := c.Kube.BatchV1().Jobs(ns).Delete(ctx, "once", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "job pods garbage-collected", func() (bool, error) {
+	framework.WaitFor(t, time.Minute, "job pods garbage-collected", func() (bool, error) {
 		pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=once"})
 		return err == nil && len(pods.Items) == 0, err
 	})
@@ -294,11 +294,11 @@ func TestClusterIPService(t *testing.T) {
 	waitPodReady(t, c, ns, "client")
 
 	url := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "12379") + "/health"
-	waitFor(t, time.Minute, "ClusterIP answers from the cluster netns", func() (bool, error) {
+	framework.WaitFor(t, time.Minute, "ClusterIP answers from the cluster netns", func() (bool, error) {
 		body, err := getBody(httpVia(c), url)
 		return err == nil && strings.Contains(body, `"health":"true"`), err
 	})
-	waitFor(t, time.Minute, "ClusterIP answers from a pod (by Service DNS name)", func() (bool, error) {
+	framework.WaitFor(t, time.Minute, "ClusterIP answers from a pod (by Service DNS name)", func() (bool, error) {
 		out, _, err := c.Exec(ctx, ns, "client", "main", "etcdctl",
 			"--endpoints=http://kv."+ns+".svc.cluster.local:12379", "endpoint", "health")
 		return err == nil && strings.Contains(out, "is healthy"), fmt.Errorf("%v: %s", err, out)
