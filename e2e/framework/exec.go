@@ -76,3 +76,21 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) (*exec.Cmd, error
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
 	return cmd, nil
 }
+
+// IP runs iproute2's ip on the host and returns its stdout only (see Stdout).
+func IP(ctx context.Context, args ...string) (string, error) {
+	return Stdout(exec.CommandContext(ctx, "ip", args...))
+}
+
+// Stdout runs cmd and returns its stdout only, stderr going into the error. ip prints
+// warnings on stderr while it exits 0 (for instance "Peer netns reference is invalid." while
+// another test's netns file under /run/netns is between its creation and its bind mount):
+// mixed into the output, they broke its parse in CI.
+func Stdout(cmd *exec.Cmd) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%v: %w: %s", cmd.Args, err, stderr.String())
+	}
+	return stdout.String(), nil
+}

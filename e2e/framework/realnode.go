@@ -102,11 +102,11 @@ func (c *Cluster) realPodVeth(ctx context.Context, pod *corev1.Pod) (string, err
 		return "", err
 	}
 	// "2: eth0@if12: <...>": 12 is the peer's index in the cluster netns.
-	out, err := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(pid), "-n", "ip", "-o", "link", "show", "eth0").CombinedOutput()
+	out, err := Stdout(exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(pid), "-n", "ip", "-o", "link", "show", "eth0"))
 	if err != nil {
-		return "", fmt.Errorf("eth0 of %s/%s: %w: %s", pod.Namespace, pod.Name, err, out)
+		return "", fmt.Errorf("eth0 of %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	fields := strings.Fields(string(out))
+	fields := strings.Fields(out)
 	if len(fields) < 2 {
 		return "", fmt.Errorf("eth0 of %s/%s: unexpected %q", pod.Namespace, pod.Name, out)
 	}
@@ -114,11 +114,11 @@ func (c *Cluster) realPodVeth(ctx context.Context, pod *corev1.Pod) (string, err
 	if !ok {
 		return "", fmt.Errorf("eth0 of %s/%s has no peer: %s", pod.Namespace, pod.Name, out)
 	}
-	links, err := exec.CommandContext(ctx, "ip", "-n", c.State.Netns, "-o", "link", "show").CombinedOutput()
+	links, err := IP(ctx, "-n", c.State.Netns, "-o", "link", "show")
 	if err != nil {
-		return "", fmt.Errorf("links of %s: %w: %s", c.State.Netns, err, links)
+		return "", fmt.Errorf("links of %s: %w", c.State.Netns, err)
 	}
-	for _, line := range strings.Split(string(links), "\n") { // "12: vethab12cd34@if2: <...>"
+	for _, line := range strings.Split(links, "\n") { // "12: vethab12cd34@if2: <...>"
 		if f := strings.Fields(line); len(f) > 1 && f[0] == strings.TrimSuffix(peer, ":")+":" {
 			name, _, _ := strings.Cut(f[1], "@")
 			return name, nil

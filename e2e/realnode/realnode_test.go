@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -324,8 +323,11 @@ func deletePodAndCheckVeths(t *testing.T, c *framework.Cluster) {
 		t.Fatal(err)
 	}
 	framework.WaitFor(t, time.Minute, "no veth on the bridge after the Pod's deletion", func() (bool, error) {
-		out, err := exec.Command("ip", "-n", c.State.Netns, "-o", "link", "show", "master", localcluster.BridgeName).CombinedOutput()
-		return err == nil && strings.TrimSpace(string(out)) == "", err
+		out, err := framework.IP(context.Background(), "-n", c.State.Netns, "-o", "link", "show", "master", localcluster.BridgeName)
+		if err == nil && strings.TrimSpace(out) != "" {
+			err = fmt.Errorf("still on the bridge: %s", out)
+		}
+		return err == nil, err
 	})
 }
 
