@@ -18,6 +18,7 @@ import (
 func (r *Reconciler) decide(ctx context.Context, st *clusterState) error {
 	st.obs = observed(st, r.nodeStates(ctx), graces{tmpfs: r.NodeGracePeriod, pvc: r.PVCNodeGracePeriod}, r.volumeFollows(ctx), time.Now())
 	st.action = membership.Decide(st.obs)
+	st.decided = true
 	return nil
 }
 

@@ -211,9 +211,11 @@ type clusterState struct {
 	etcd etcdView
 	// observeEtcd and ensureAuth: what the pass learned about etcd authentication.
 	auth authState
-	// decide: the observation in membership's terms, and the one membership action.
-	obs    membership.Observed
-	action membership.Action
+	// decide: the observation in membership's terms, and the one membership action; decided
+	// says decide ran (a pass stopped before it observed nothing computeStatus may report).
+	obs     membership.Observed
+	action  membership.Action
+	decided bool
 	// rollOut: the rolling-update step, decided only when membership has nothing to do.
 	rollout rollout.Action
 	// act (bootstrap): spec.bootstrap.restore cannot be read yet (Degraded); no seed is made.

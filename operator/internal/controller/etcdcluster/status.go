@@ -169,9 +169,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, st *clusterState) (conflic
 // computeStatus fills st.status from the pass; it is pure apart from the clock it is given.
 func computeStatus(st *clusterState, now time.Time) {
 	s, c := st.status, st.cluster
+	s.Selector = resources.SelectorString(c.Name)
+	if !st.decided && meta.FindStatusCondition(s.Conditions, v1alpha2.ConditionAvailable) != nil {
+		keepObserved(st, now)
+		return
+	}
 	trackDeadline(st, now)
 	s.ObservedGeneration = c.Generation
-	s.Selector = resources.SelectorString(c.Name)
 	s.ReadyMembers, s.BrokenMembers = 0, 0
 	for i := range st.members {
 		m := &st.members[i]
@@ -196,6 +200,26 @@ func computeStatus(st *clusterState, now time.Time) {
 	for _, cond := range conditions(st, now) {
 		cond.ObservedGeneration = c.Generation
 		meta.SetStatusCondition(&s.Conditions, cond)
+	}
+}
+
+// keepObserved is the status of a pass that stopped before decide (an API error in an earlier
+// step, say): it observed neither members nor health, so what the stored status says of them
+// stands — members, counts, leader, Available and Degraded, restamped for this generation as
+// the operator's latest knowledge — and the pass reports its own failure on Progressing.
+// Computed from the empty observation instead, it read "paused, never bootstrapped" with no
+// members, and an empty status.members lets the CRD's version rule admit a minor skip.
+func keepObserved(st *clusterState, now time.Time) {
+	s, c := st.status, st.cluster
+	armDeadline(st, now) // a pass that could not finish is not settled
+	s.ObservedGeneration = c.Generation
+	for i := range s.Conditions {
+		s.Conditions[i].ObservedGeneration = c.Generation
+	}
+	if st.err != nil && !etcd.IsRetryable(st.err) {
+		p := progressing(st)
+		p.ObservedGeneration = c.Generation
+		meta.SetStatusCondition(&s.Conditions, p)
 	}
 }
 
@@ -276,12 +300,19 @@ func startDegraded(st *clusterState) (metav1.Condition, bool) {
 // and clears it once the cluster is where it should be. Unlike the public operator, an expired
 // deadline is reported, not terminal: the operator keeps working toward the target.
 func trackDeadline(st *clusterState, now time.Time) {
-	s, c := st.status, st.cluster
+	s := st.status
 	settled := (st.action.Kind == membership.None && !st.rollingOut()) || st.action.Kind == membership.AllMembersLost
-	switch {
-	case settled:
+	if settled {
 		s.ProgressDeadline = nil
-	case s.ProgressDeadline == nil || s.ObservedGeneration != c.Generation:
+		return
+	}
+	armDeadline(st, now)
+}
+
+// armDeadline starts the progress deadline unless one runs for this generation already.
+func armDeadline(st *clusterState, now time.Time) {
+	s, c := st.status, st.cluster
+	if s.ProgressDeadline == nil || s.ObservedGeneration != c.Generation {
 		secs := int32(v1alpha2.DefaultProgressDeadlineSeconds)
 		if c.Spec.ProgressDeadlineSeconds != nil {
 			secs = *c.Spec.ProgressDeadlineSeconds

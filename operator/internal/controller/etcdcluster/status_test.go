@@ -69,7 +69,7 @@ func TestConditions(t *testing.T) {
 		st := &clusterState{
 			cluster: &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 4},
 				Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To(tc.obs.Desired)}},
-			status: &v1alpha2.EtcdClusterStatus{}, obs: tc.obs, action: tc.action,
+			status: &v1alpha2.EtcdClusterStatus{}, obs: tc.obs, action: tc.action, decided: true,
 		}
 		if tc.obs.Reachable {
 			st.etcd.list = &etcd.MemberList{}
@@ -105,8 +105,9 @@ func TestComputeStatusIsStable(t *testing.T) {
 		status:  &v1alpha2.EtcdClusterStatus{},
 		obs: membership.Observed{Desired: 1, Formed: true, Reachable: true,
 			Members: []membership.Member{{Name: "a", InEtcd: true, ID: 7, IsLeader: true, Ready: true, Healthy: true}}},
-		action: membership.Action{Kind: membership.None},
-		etcd:   etcdView{list: &etcd.MemberList{}, leader: 7},
+		action:  membership.Action{Kind: membership.None},
+		etcd:    etcdView{list: &etcd.MemberList{}, leader: 7},
+		decided: true,
 	}
 	st.members = []v1alpha2.EtcdMember{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}}
 	computeStatus(st, time.Now())
@@ -127,9 +128,10 @@ func TestProgressDeadline(t *testing.T) {
 	st := &clusterState{
 		cluster: &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 1},
 			Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3), ProgressDeadlineSeconds: ptr.To[int32](60)}},
-		status: &v1alpha2.EtcdClusterStatus{},
-		obs:    membership.Observed{Desired: 3, Formed: true, Reachable: true},
-		action: membership.Action{Kind: membership.Wait, Reason: "LearnerCatchingUp", Message: "catching up"},
+		status:  &v1alpha2.EtcdClusterStatus{},
+		obs:     membership.Observed{Desired: 3, Formed: true, Reachable: true},
+		action:  membership.Action{Kind: membership.Wait, Reason: "LearnerCatchingUp", Message: "catching up"},
+		decided: true,
 	}
 	computeStatus(st, now)
 	if st.status.ProgressDeadline == nil || !st.status.ProgressDeadline.Time.Equal(now.Add(time.Minute)) {
@@ -144,6 +146,49 @@ func TestProgressDeadline(t *testing.T) {
 	computeStatus(st, now.Add(3*time.Minute))
 	if st.status.ProgressDeadline != nil {
 		t.Error("a settled cluster has no deadline")
+	}
+}
+
+// A pass that stopped before decide (an API error while syncing trust, say) observed nothing:
+// the stored members, counts and health stand, restamped for the generation; only its own
+// failure is reported. It used to write "paused, never bootstrapped" and an empty
+// status.members, which let the CRD's version rule admit a minor-skipping edit.
+func TestPassStoppedBeforeDecideKeepsWhatItDidNotSee(t *testing.T) {
+	stored := v1alpha2.EtcdClusterStatus{
+		ObservedGeneration: 3, ReadyMembers: 3, LeaderID: "7",
+		Members: []v1alpha2.ClusterMemberStatus{{Name: "a", Version: "3.6.16", Ready: true, Role: v1alpha2.MemberRoleLeader}},
+		Conditions: []metav1.Condition{
+			{Type: v1alpha2.ConditionAvailable, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonQuorumHealthy},
+			{Type: v1alpha2.ConditionDegraded, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonQuorumHealthy},
+			{Type: v1alpha2.ConditionProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonReconciled},
+		},
+	}
+	for _, tc := range []struct {
+		name         string
+		err          error
+		wantProgress string
+	}{
+		{"API error", errors.New("configmaps is forbidden"), v1alpha2.ReasonActionFailed},
+		{"etcd's retry later", fmt.Errorf("dial: %w", rpctypes.ErrGRPCLearnerNotReady), v1alpha2.ReasonReconciled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &clusterState{
+				cluster: &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 4},
+					Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3)}},
+				status: stored.DeepCopy(), err: tc.err,
+			}
+			computeStatus(st, time.Now())
+			s := st.status
+			if s.ObservedGeneration != 4 || s.ProgressDeadline == nil || s.ReadyMembers != 3 || s.LeaderID != "7" || len(s.Members) != 1 || s.Members[0].Version != "3.6.16" {
+				t.Errorf("what the pass did not observe changed: %+v", s)
+			}
+			for typ, want := range map[string]string{v1alpha2.ConditionAvailable: v1alpha2.ReasonQuorumHealthy,
+				v1alpha2.ConditionDegraded: v1alpha2.ReasonQuorumHealthy, v1alpha2.ConditionProgressing: tc.wantProgress} {
+				if c := meta.FindStatusCondition(s.Conditions, typ); c == nil || c.Reason != want || c.ObservedGeneration != 4 {
+					t.Errorf("%s = %+v, want reason %s", typ, c, want)
+				}
+			}
+		})
 	}
 }
 
