@@ -46,28 +46,54 @@ func realNodeIndices(o Options) []int {
 // isRealNode reports whether node i is a real node of the cluster.
 func (o Options) isRealNode(i int) bool { return i > o.Nodes && i <= o.Nodes+o.RealNodes }
 
-// startRealNodes starts every real node, side by side (importing the images takes most of a
-// node's start), and waits until all are Ready.
-func (rc *runningCluster) startRealNodes(ctx context.Context) error {
-	idx := realNodeIndices(rc.opts)
-	if len(idx) == 0 {
-		return nil
-	}
-	start := time.Now()
-	for _, i := range idx {
-		rc.realNode(i) // the records first: the map is not written concurrently
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, i := range idx {
-		g.Go(func() error {
-			if err := rc.startRealNode(gctx, i); err != nil {
+// realNodeBoot is the real nodes' boot, running while the control plane starts.
+type realNodeBoot struct {
+	g      errgroup.Group
+	cancel context.CancelFunc
+	start  time.Time
+}
+
+// bootRealNodes boots every real node side by side in the background (folders, mount namespace,
+// containerd, the images imported): a boot needs the cluster's netns and files only, and its
+// imports take most of a real node's start, so they run while the control plane starts.
+// startRealNodes waits for it; call stop on every path out of up.
+func (rc *runningCluster) bootRealNodes(ctx context.Context) *realNodeBoot {
+	ctx, cancel := context.WithCancel(ctx)
+	b := &realNodeBoot{cancel: cancel, start: time.Now()}
+	for _, i := range realNodeIndices(rc.opts) {
+		n := rc.realNode(i) // the records first, here: the map is not written concurrently
+		b.g.Go(func() error {
+			if err := rc.bootRealNode(ctx, n); err != nil {
 				return fmt.Errorf("real node %d: %w", i, err)
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	return b
+}
+
+// stop cancels the boots still running (up failed before startRealNodes) and waits for them.
+func (b *realNodeBoot) stop() {
+	b.cancel()
+	_ = b.g.Wait()
+}
+
+// startRealNodes waits for the real nodes' boot, starts their kubelets and waits until all are
+// Ready.
+func (rc *runningCluster) startRealNodes(ctx context.Context, boot *realNodeBoot) error {
+	idx := realNodeIndices(rc.opts)
+	if len(idx) == 0 {
+		return nil
+	}
+	if err := boot.g.Wait(); err != nil {
 		return err
+	}
+	rc.phase(fmt.Sprintf("%d real nodes booted (in parallel)", len(idx)), boot.start)
+	start := time.Now()
+	for _, i := range idx {
+		if err := rc.startRealNode(ctx, i); err != nil {
+			return fmt.Errorf("real node %d: %w", i, err)
+		}
 	}
 	if err := rc.waitNodesReady(ctx, idx); err != nil {
 		return fmt.Errorf("real nodes not Ready: %w", err)

@@ -114,6 +114,8 @@ func (rc *runningCluster) up(ctx context.Context, st *State) error {
 		return err
 	}
 	rc.phase("netns", start)
+	boot := rc.bootRealNodes(ctx)
+	defer boot.stop()
 	if err := rc.startControlPlane(ctx); err != nil {
 		return err
 	}
@@ -135,7 +137,7 @@ func (rc *runningCluster) up(ctx context.Context, st *State) error {
 	if err := rc.startNodes(ctx); err != nil {
 		return err
 	}
-	if err := rc.startRealNodes(ctx); err != nil {
+	if err := rc.startRealNodes(ctx, boot); err != nil {
 		return err
 	}
 	if err := rc.startKubeProxy(ctx); err != nil {

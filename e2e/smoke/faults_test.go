@@ -4,6 +4,8 @@ package smoke
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,21 +17,24 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/framework"
 )
 
-// TestFaultHelpers exercises the framework's fault injection on one pod: a killed
-// container is restarted, a filled volume shows the file inside the pod, and a
-// PVC expansion reaches the claim's status.
+// TestFaultHelpers exercises the framework's fault injection on one pod per node kind: a killed
+// container is restarted, a filled volume shows the file inside the pod, and a PVC expansion
+// reaches the claim's status.
 func TestFaultHelpers(t *testing.T) {
 	t.Parallel()
-	c := framework.Shared(t)
+	eachKind(t, faultHelpers)
+}
+
+func faultHelpers(t *testing.T, c *framework.Cluster, k nodeKind) {
 	ctx := context.Background()
-	ns := newNamespace(t, c, "smoke-faults")
+	ns := newNamespace(t, c, "smoke-faults-"+k.name)
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "grow", Namespace: ns},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
 	if _, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := dataPod(ns, c.Name, "target", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "grow"}})
+	pod := volumePod(ns, c.Name, k, "target", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "grow"}})
 	mustCreatePod(t, c, pod)
 	waitPodReady(t, c, ns, "target")
 	waitMounted(t, c, ns, "target", "/data")
@@ -38,13 +43,19 @@ func TestFaultHelpers(t *testing.T) {
 		if _, err := c.FillVolume(ctx, ns, "target", "data", 10<<20); err != nil {
 			t.Fatal(err)
 		}
-		if out := exec(t, c, ns, "target", "stat", "-c", "%s", "/data/lc-fill"); strings.TrimSpace(out) != "10485760" {
-			t.Fatalf("size of /data/lc-fill in the pod = %q", out)
+		// The file as the container sees it: its root and mounts, through its process.
+		pid, err := c.ContainerPID(ctx, ns, "target", "main")
+		if err != nil {
+			t.Fatal(err)
 		}
-		// The same through nsenter (no API, no node agent involved).
-		out, _, err := c.ExecNsenter(ctx, ns, "target", "main", "stat", "-c", "%s", "/data/lc-fill")
-		if err != nil || strings.TrimSpace(out) != "10485760" {
-			t.Fatalf("nsenter stat = %q, %v", out, err)
+		fi, err := os.Stat(fmt.Sprintf("/proc/%d/root/data/lc-fill", pid))
+		if err != nil || fi.Size() != 10<<20 {
+			t.Fatalf("/data/lc-fill in the container: %v, %v", fi, err)
+		}
+		// A command in the container's namespaces through nsenter (no API, no node involved).
+		out, _, err := c.ExecNsenter(ctx, ns, "target", "main", "/usr/local/bin/etcdctl", "endpoint", "health")
+		if err != nil || !strings.Contains(out, "is healthy") {
+			t.Fatalf("nsenter etcdctl endpoint health = %q, %v", out, err)
 		}
 	})
 

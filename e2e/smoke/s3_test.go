@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cozystack/etcd-operator/e2e/framework"
 )
@@ -91,7 +92,13 @@ func wrongCredentials(ctx context.Context, t *testing.T, srv *framework.S3, buck
 // the server over the cluster network and gets S3's XML listing of the bucket.
 func listFromPod(ctx context.Context, t *testing.T, c *framework.Cluster, srv *framework.S3, bucket, key string) {
 	ns := newNamespace(t, c, "smoke-s3")
-	mustCreatePod(t, c, dataPod(ns, c.Name, "s3-client", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}))
+	// The server runs on the host: one Pod proves it reachable over the cluster network, which Pods
+	// of both node kinds share. busybox's wget runs only on a node agent (which maps busybox to
+	// the host's tools); the real-node suite's agent Pods reach S3 from the built operator image.
+	client := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "s3-client", Namespace: ns},
+		Spec: podSpec(c.Name, kinds[0], []string{"sleep", "3600"}, nil, nil)}
+	client.Spec.Containers[0].Image = busyboxImage
+	mustCreatePod(t, c, client)
 	waitPodReady(t, c, ns, "s3-client")
 	url, err := presignedListURL(ctx, srv, bucket)
 	if err != nil {
@@ -110,6 +117,9 @@ func listFromPod(ctx context.Context, t *testing.T, c *framework.Cluster, srv *f
 		t.Fatalf("listing from the Pod has no ListBucketResult with %s:\n%s", key, out)
 	}
 }
+
+// busyboxImage runs the S3 client Pod on a node agent: the agent maps it to the host's tools.
+const busyboxImage = "busybox:1.37"
 
 // presignedListURL signs GET /<bucket>?list-type=2 into a URL that needs no SDK to fetch.
 func presignedListURL(ctx context.Context, srv *framework.S3, bucket string) (string, error) {

@@ -1,12 +1,14 @@
 //go:build e2e
 
-// Package smoke proves the local cluster works without the operator: real etcd Pods
-// form a cluster, volumes behave, node failures evict, partitions are observable,
-// Jobs and garbage collection, ClusterIP Services and DNS.
+// Package smoke proves the local cluster works without the operator, on both kinds of node in
+// one cluster (two node agents, two real nodes; each test runs a subtest per kind): real etcd
+// Pods form a cluster, volumes behave, node failures evict, partitions are observable, Jobs and
+// garbage collection, ClusterIP Services and DNS, the fault helpers; and the host's S3 server.
 package smoke
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -28,9 +30,24 @@ import (
 	"github.com/cozystack/etcd-operator/e2e/localcluster"
 )
 
-func TestMain(m *testing.M) { framework.Main(m, framework.Options{}) }
+// parallel is -test.parallel unless the command line sets it: the tests wait on the cluster, not
+// the CPU, and the default (GOMAXPROCS, 2 on CI's machine) would queue the per-kind subtests,
+// each kind's node stop among them, behind each other.
+const parallel = "16"
 
-func etcdMemberPod(ns, cluster string, i int) *corev1.Pod {
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", parallel); err != nil {
+			panic(err)
+		}
+	}
+	framework.Main(m, clusterOptions)
+}
+
+func etcdMemberPod(ns, cluster string, k nodeKind, i int) *corev1.Pod {
 	host := func(j int) string { return fmt.Sprintf("etcd-%d.etcd.%s.svc.cluster.local", j, ns) }
 	var initial []string
 	for j := 0; j < 3; j++ {
@@ -40,7 +57,7 @@ func etcdMemberPod(ns, cluster string, i int) *corev1.Pod {
 		"--listen-client-urls=http://0.0.0.0:2379", "--advertise-client-urls=http://" + host(i) + ":2379",
 		"--listen-peer-urls=http://0.0.0.0:2380", "--initial-advertise-peer-urls=http://" + host(i) + ":2380",
 		"--initial-cluster=" + strings.Join(initial, ","), "--initial-cluster-token=smoke", "--initial-cluster-state=new"}
-	spec := podSpec(cluster, etcdImage, cmd,
+	spec := podSpec(cluster, k, cmd,
 		[]corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/etcd"}},
 		[]corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}})
 	spec.Hostname, spec.Subdomain = fmt.Sprintf("etcd-%d", i), "etcd"
@@ -65,9 +82,12 @@ func getBody(client *http.Client, url string) (string, error) {
 
 func TestEtcdClusterFromPods(t *testing.T) {
 	t.Parallel()
-	c := framework.Shared(t)
+	eachKind(t, etcdClusterFromPods)
+}
+
+func etcdClusterFromPods(t *testing.T, c *framework.Cluster, k nodeKind) {
 	ctx := context.Background()
-	ns := newNamespace(t, c, "smoke-etcd")
+	ns := newNamespace(t, c, "smoke-etcd-"+k.name)
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: ns},
 		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
 			Selector: map[string]string{"app": "etcd"},
@@ -78,7 +98,7 @@ func TestEtcdClusterFromPods(t *testing.T) {
 	start := time.Now()
 	describePodsOnFailure(t, c, ns, "main", "etcd-0", "etcd-1", "etcd-2")
 	for i := 0; i < 3; i++ {
-		mustCreatePod(t, c, etcdMemberPod(ns, c.Name, i))
+		mustCreatePod(t, c, etcdMemberPod(ns, c.Name, k, i))
 	}
 	for i := 0; i < 3; i++ {
 		waitPodReady(t, c, ns, fmt.Sprintf("etcd-%d", i))
@@ -130,18 +150,32 @@ func TestEtcdClusterFromPods(t *testing.T) {
 	})
 }
 
-// dataPod runs sleep with a volume at /data.
-func dataPod(ns, cluster, name string, vol corev1.VolumeSource) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: podSpec(cluster, busyboxImage, []string{"sleep", "3600"},
-			[]corev1.VolumeMount{{Name: "data", MountPath: "/data"}}, []corev1.Volume{{Name: "data", VolumeSource: vol}})}
+// volumePod runs a one-member etcd whose data directory is on a volume at /data: the keys it
+// serves after a restart are what the volume kept. It is Ready once etcd answers /health.
+func volumePod(ns, cluster string, k nodeKind, name string, vol corev1.VolumeSource) *corev1.Pod {
+	spec := podSpec(cluster, k, []string{"etcd", "--data-dir=/data/etcd",
+		"--listen-client-urls=http://0.0.0.0:2379", "--advertise-client-urls=http://127.0.0.1:2379"},
+		[]corev1.VolumeMount{{Name: "data", MountPath: "/data"}}, []corev1.Volume{{Name: "data", VolumeSource: vol}})
+	spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
+		HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(2379)}}}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
 }
 
 func TestVolumes(t *testing.T) {
 	t.Parallel()
-	c := framework.Shared(t)
+	eachKind(t, volumes)
+}
+
+func volumes(t *testing.T, c *framework.Cluster, k nodeKind) {
 	ctx := context.Background()
-	ns := newNamespace(t, c, "smoke-volumes")
+	ns := newNamespace(t, c, "smoke-volumes-"+k.name)
+	// recreate deletes the pod and creates it again, Ready with its volume mounted.
+	recreate := func(t *testing.T, pod *corev1.Pod) string {
+		deletePodAndWait(t, c, ns, pod.Name)
+		mustCreatePod(t, c, pod)
+		waitPodReady(t, c, ns, pod.Name)
+		return waitMounted(t, c, ns, pod.Name, "/data")
+	}
 
 	t.Run("PVC data survives pod recreation", func(t *testing.T) {
 		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns},
@@ -150,53 +184,50 @@ func TestVolumes(t *testing.T) {
 		if _, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		vol := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}
-		mustCreatePod(t, c, dataPod(ns, c.Name, "pvc-writer", vol))
-		waitPodReady(t, c, ns, "pvc-writer")
-		waitMounted(t, c, ns, "pvc-writer", "/data")
-		exec(t, c, ns, "pvc-writer", "sh", "-c", "echo persisted > /data/f")
-		deletePodAndWait(t, c, ns, "pvc-writer")
-		mustCreatePod(t, c, dataPod(ns, c.Name, "pvc-writer", vol))
-		waitPodReady(t, c, ns, "pvc-writer")
-		waitMounted(t, c, ns, "pvc-writer", "/data")
-		if out := exec(t, c, ns, "pvc-writer", "cat", "/data/f"); strings.TrimSpace(out) != "persisted" {
-			t.Fatalf("after recreation /data/f = %q, want persisted", out)
+		pod := volumePod(ns, c.Name, k, "pvc-writer", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}})
+		mustCreatePod(t, c, pod)
+		waitPodReady(t, c, ns, pod.Name)
+		waitMounted(t, c, ns, pod.Name, "/data")
+		exec(t, c, ns, pod.Name, "etcdctl", "put", "f", "persisted")
+		recreate(t, pod)
+		if out := exec(t, c, ns, pod.Name, "etcdctl", "get", "--print-value-only", "f"); strings.TrimSpace(out) != "persisted" {
+			t.Fatalf("after recreation key f = %q, want persisted", out)
 		}
 	})
 
 	t.Run("memory emptyDir is tmpfs and starts empty", func(t *testing.T) {
-		vol := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}
-		mustCreatePod(t, c, dataPod(ns, c.Name, "mem", vol))
-		waitPodReady(t, c, ns, "mem")
-		waitMounted(t, c, ns, "mem", "/data")
-		if out := exec(t, c, ns, "mem", "sh", "-c", "grep ' /data ' /proc/mounts"); !strings.Contains(out, "tmpfs") {
-			t.Fatalf("/data is not tmpfs: %q", out)
+		pod := volumePod(ns, c.Name, k, "mem", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}})
+		mustCreatePod(t, c, pod)
+		waitPodReady(t, c, ns, pod.Name)
+		if mount := waitMounted(t, c, ns, pod.Name, "/data"); strings.Fields(mount)[2] != "tmpfs" {
+			t.Fatalf("/data is not tmpfs: %q", mount)
 		}
-		exec(t, c, ns, "mem", "sh", "-c", "echo volatile > /data/f")
-		deletePodAndWait(t, c, ns, "mem")
-		mustCreatePod(t, c, dataPod(ns, c.Name, "mem", vol))
-		waitPodReady(t, c, ns, "mem")
-		waitMounted(t, c, ns, "mem", "/data")
-		if out := exec(t, c, ns, "mem", "sh", "-c", "cat /data/f 2>/dev/null || echo missing"); strings.TrimSpace(out) != "missing" {
-			t.Fatalf("tmpfs data survived pod recreation: %q", out)
+		exec(t, c, ns, pod.Name, "etcdctl", "put", "f", "volatile")
+		if mount := recreate(t, pod); strings.Fields(mount)[2] != "tmpfs" {
+			t.Fatalf("/data of the new pod is not tmpfs: %q", mount)
+		}
+		if out := exec(t, c, ns, pod.Name, "etcdctl", "get", "--print-value-only", "f"); strings.TrimSpace(out) != "" {
+			t.Fatalf("tmpfs data survived pod recreation: key f = %q", out)
 		}
 	})
 }
 
 func TestStoppedNodeIsEvicted(t *testing.T) {
 	t.Parallel()
-	c := framework.Shared(t)
+	eachKind(t, stoppedNodeIsEvicted)
+}
+
+func stoppedNodeIsEvicted(t *testing.T, c *framework.Cluster, k nodeKind) {
 	ctx := context.Background()
-	ns := newNamespace(t, c, "smoke-node")
-	node := localcluster.NodeName(c.Name, faultNode)
-	pod := dataPod(ns, c.Name, "victim", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})
-	pod.Spec.Affinity = nil
-	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	ns := newNamespace(t, c, "smoke-node-"+k.name)
+	node := localcluster.NodeName(c.Name, k.fault)
+	pod := volumePod(ns, c.Name, k, "victim", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})
+	pod.Spec.NodeSelector = onNode(c.Name, k.fault)
 	mustCreatePod(t, c, pod)
 	waitPodReady(t, c, ns, "victim")
 
 	start := time.Now()
-	if err := c.StopNode(faultNode); err != nil {
+	if err := c.StopNode(k.fault); err != nil {
 		t.Fatal(err)
 	}
 	framework.WaitFor(t, time.Minute, "node NotReady", func() (bool, error) {
@@ -205,7 +236,7 @@ func TestStoppedNodeIsEvicted(t *testing.T) {
 	})
 	t.Logf("node NotReady %s after stop", time.Since(start).Round(time.Millisecond))
 	// Taint-based eviction after the 30 s toleration: the pod is marked for deletion, or
-	// removed at once if the agent had reported it terminated before it went down.
+	// removed at once if the node had reported it terminated before it went down.
 	framework.WaitFor(t, 2*time.Minute, "pod evicted", func() (bool, error) {
 		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -219,24 +250,28 @@ func TestStoppedNodeIsEvicted(t *testing.T) {
 		return false, err
 	})
 
-	if err := c.StartNode(faultNode); err != nil {
+	if err := c.StartNode(k.fault); err != nil {
 		t.Fatal(err)
 	}
-	// The restarted agent finds the pod marked for deletion and finishes it.
+	// The restarted node finds the pod marked for deletion and finishes it.
 	framework.WaitFor(t, time.Minute, "evicted pod removed by the restarted node", func() (bool, error) {
 		_, err := c.Kube.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
 		return err != nil, nil
 	})
+	t.Logf("pod removed %s after stop", time.Since(start).Round(time.Millisecond))
 }
 
 func TestJobCompletesAndIsCollected(t *testing.T) {
 	t.Parallel()
-	c := framework.Shared(t)
+	eachKind(t, jobCompletesAndIsCollected)
+}
+
+func jobCompletesAndIsCollected(t *testing.T, c *framework.Cluster, k nodeKind) {
 	ctx := context.Background()
-	ns := newNamespace(t, c, "smoke-job")
+	ns := newNamespace(t, c, "smoke-job-"+k.name)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns},
 		Spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](0), Template: corev1.PodTemplateSpec{
-			Spec: podSpec(c.Name, busyboxImage, []string{"sh", "-c", "echo done"}, nil, nil)}}}
+			Spec: podSpec(c.Name, k, []string{"etcd", "--version"}, nil, nil)}}}
 	job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 	if _, err := c.Kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -268,21 +303,19 @@ func TestJobCompletesAndIsCollected(t *testing.T) {
 
 func TestClusterIPService(t *testing.T) {
 	t.Parallel()
-	c := framework.Shared(t)
-	if c.State == nil {
-		t.Fatal("no state")
-	}
+	eachKind(t, clusterIPService)
+}
+
+func clusterIPService(t *testing.T, c *framework.Cluster, k nodeKind) {
 	ctx := context.Background()
-	ns := newNamespace(t, c, "smoke-svc")
-	server := etcdMemberPod(ns, c.Name, 0)
+	ns := newNamespace(t, c, "smoke-svc-"+k.name)
+	server := etcdMemberPod(ns, c.Name, k, 0)
 	server.Name, server.Labels = "kv", map[string]string{"app": "kv"}
 	server.Spec.Hostname, server.Spec.Subdomain = "", ""
 	server.Spec.Containers[0].Command = []string{"etcd", "--data-dir=/var/lib/etcd/data",
 		"--listen-client-urls=http://0.0.0.0:2379", "--advertise-client-urls=http://kv:2379"}
 	mustCreatePod(t, c, server)
-	clientPod := dataPod(ns, c.Name, "client", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})
-	clientPod.Spec.Containers[0].Image = etcdImage
-	mustCreatePod(t, c, clientPod)
+	mustCreatePod(t, c, volumePod(ns, c.Name, k, "client", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}))
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "kv", Namespace: ns},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "kv"},
 			Ports: []corev1.ServicePort{{Name: "client", Port: 12379, TargetPort: intstr.FromInt32(2379)}}}}
