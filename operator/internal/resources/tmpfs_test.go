@@ -87,3 +87,37 @@ func TestTmpfsForcesInPlace(t *testing.T) {
 		t.Error("a PVC member forces in place, or its steady Pod reads ETCD_FORCE_NEW_CLUSTER")
 	}
 }
+
+// A new operator build (another agent image) does not change a member's revision: its data
+// guard takes the new image at the member's next start. A change to what the guard runs does.
+// A Pod an older build stamped with the legacy revision (the whole spec, image included) is
+// recognised as running this build's spec; for a member without init containers both
+// revisions agree, so moving to this scheme rolls nothing.
+func TestRevisionIgnoresTheAgentImage(t *testing.T) {
+	m := testMember("etcd-abcde")
+	m.Spec.Storage.Medium = v1alpha2.StorageMediumMemory
+	m.Status.IsVoter, m.Status.MemberID = true, "8e9e05c52164694d"
+	build := func(image string) *corev1.Pod {
+		return Pod(m, PodOptions{ClusterFormed: true, Steady: true, AgentImage: image})
+	}
+	older, newer := build("ghcr.io/cozystack/etcd-operator:0.1.0"), build("ghcr.io/cozystack/etcd-operator:0.2.0")
+	if PodRevision(older) != PodRevision(newer) {
+		t.Error("a new agent image changed the revision: every tmpfs member would restart on an operator upgrade")
+	}
+	stampedByOlder := hashSpec(&older.Spec) // what builds before this scheme recorded
+	if LegacyPodRevision(newer, older) != stampedByOlder {
+		t.Error("a Pod an older build made from the same spec is not recognised")
+	}
+	changed := newer.DeepCopy()
+	changed.Spec.InitContainers[0].Command = append(changed.Spec.InitContainers[0].Command, "--strict")
+	if PodRevision(changed) == PodRevision(newer) {
+		t.Error("a changed data guard command kept the revision")
+	}
+	if LegacyPodRevision(changed, older) == stampedByOlder {
+		t.Error("an older build's Pod counts as current although the guard's command changed")
+	}
+	pvc := Pod(testMember("etcd-fghij"), PodOptions{ClusterFormed: true, Steady: true, AgentImage: "x"})
+	if PodRevision(pvc) != hashSpec(&pvc.Spec) {
+		t.Error("a member without init containers changed revision with the new scheme")
+	}
+}

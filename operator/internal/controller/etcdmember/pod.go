@@ -189,8 +189,8 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 
 // syncPodMetadata keeps the role=voter label in step with etcd (the PDB selects on it), flips a
 // seed's initial-cluster-state annotation to "existing" once the cluster has formed (and
-// force-new-cluster to "false" once the rebuild is over), and records a revision for a Pod
-// without one (see adoptedRevision).
+// force-new-cluster to "false" once the rebuild is over), records a revision for a Pod
+// without one (see adoptedRevision) and brings a legacy one forward (see carryForward).
 func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool, error) {
 	if st.pod == nil || !st.pod.DeletionTimestamp.IsZero() {
 		return false, nil
@@ -201,8 +201,11 @@ func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool
 		delete(labels, v1alpha2.LabelRole)
 	}
 	annotations := withOwned(st.pod.Annotations, resources.StartAnnotations(m, st.cluster.Status.ClusterID != ""))
-	if podRevision(st.pod) == "" {
+	switch {
+	case podRevision(st.pod) == "":
 		annotations[v1alpha2.AnnotationPodRevision] = adoptedRevision(st.pod, st.desired, st.revision)
+	case st.carryForward:
+		annotations[v1alpha2.AnnotationPodRevision] = st.revision
 	}
 	// spec.additionalMetadata follows edits in place: metadata is not part of the revision.
 	want := metav1.ObjectMeta{Labels: labels, Annotations: annotations}

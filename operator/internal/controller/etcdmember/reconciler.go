@@ -158,9 +158,12 @@ type memberState struct {
 	dataLost bool
 	// node is the Pod's node (nil when unscheduled or gone).
 	node *corev1.Node
-	// buildDesiredPod: the Pod the spec asks for, stamped with its revision.
-	desired  *corev1.Pod
-	revision string
+	// buildDesiredPod: the Pod the spec asks for, stamped with its revision; carryForward says
+	// the live Pod's recorded revision is the legacy one of this same spec (see
+	// resources.LegacyPodRevision): it is current, and syncPodMetadata restamps it.
+	desired      *corev1.Pod
+	revision     string
+	carryForward bool
 	// Any step that stops the pass: why the member waits, and the Ready condition's reason
 	// when more specific than PodNotReady.
 	waiting       string

@@ -37,7 +37,7 @@ func TestAdoptedRevision(t *testing.T) {
 			}
 			stamped := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 				v1alpha2.AnnotationPodRevision: adoptedRevision(tc.live, tc.desired, "rev")}}}
-			if got, want := outdated(stamped, "rev"), tc.want == foreignRevision; got != want {
+			if got, want := outdated(podRevision(stamped), "rev"), tc.want == foreignRevision; got != want {
 				t.Errorf("the stamped Pod is outdated: %t, want %t", got, want)
 			}
 		})

@@ -47,7 +47,7 @@ func computeStatus(s *v1alpha2.EtcdMemberStatus, st *memberState) {
 		s.PVCUID = st.pvcUID // kept when the claim is lost, so the loss stays visible
 	}
 	s.PodName, s.Replicas = "", 0
-	s.CurrentRevision, s.UpdateRevision = podRevision(st.pod), st.revision
+	s.CurrentRevision, s.UpdateRevision = st.liveRevision(), st.revision
 	if st.pod != nil {
 		s.PodName, s.Replicas = st.pod.Name, 1
 	}
