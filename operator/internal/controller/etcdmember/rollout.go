@@ -14,16 +14,34 @@ import (
 // buildDesiredPod builds the Pod the member's current spec asks for and stamps it with its
 // revision; a live Pod with another revision is outdated (see restartOutdatedPod).
 func (r *Reconciler) buildDesiredPod(_ context.Context, st *memberState) (bool, error) {
+	st.desired, st.revision, st.carryForward = r.desiredPod(st.member, st.cluster, st.pod)
+	return false, nil
+}
+
+// desiredPod is the Pod this build makes for m, stamped with its revision, and whether live
+// (nil: no Pod) carries the legacy revision of that same spec (see memberState.carryForward).
+func (r *Reconciler) desiredPod(m *v1alpha2.EtcdMember, cluster *v1alpha2.EtcdCluster, live *corev1.Pod) (*corev1.Pod, string, bool) {
 	opts := resources.PodOptions{
-		ImageRepository: r.ImageRepository, ClusterFormed: st.cluster.Status.ClusterID != "", AgentImage: r.AgentImage,
+		ImageRepository: r.ImageRepository, ClusterFormed: cluster.Status.ClusterID != "", AgentImage: r.AgentImage,
 	}
-	pod := resources.Pod(st.member, opts)
+	pod := resources.Pod(m, opts)
 	steady := opts
 	steady.Steady = true
-	st.revision = resources.PodRevision(resources.Pod(st.member, steady))
-	pod.Annotations[v1alpha2.AnnotationPodRevision] = st.revision
-	st.desired = pod
-	return false, nil
+	steadyPod := resources.Pod(m, steady)
+	revision := resources.PodRevision(steadyPod)
+	have := podRevision(live)
+	carry := have != "" && have != revision && have == resources.LegacyPodRevision(steadyPod, live)
+	pod.Annotations[v1alpha2.AnnotationPodRevision] = revision
+	return pod, revision, carry
+}
+
+// liveRevision is the revision the live Pod runs, "" without a Pod: the one it records, or
+// this build's for a Pod an older build stamped with the legacy revision of the same spec.
+func (st *memberState) liveRevision() string {
+	if st.carryForward {
+		return st.revision
+	}
+	return podRevision(st.pod)
 }
 
 // restartOutdatedPod deletes a Pod built from an older template once the cluster controller
@@ -32,7 +50,7 @@ func (r *Reconciler) buildDesiredPod(_ context.Context, st *memberState) (bool, 
 // same PVC, with the same member ID.
 func (r *Reconciler) restartOutdatedPod(ctx context.Context, st *memberState) (bool, error) {
 	pod := st.pod
-	if pod == nil || !pod.DeletionTimestamp.IsZero() || !outdated(pod, st.revision) ||
+	if pod == nil || !pod.DeletionTimestamp.IsZero() || !outdated(st.liveRevision(), st.revision) ||
 		st.member.Annotations[v1alpha2.AnnotationRolloutRevision] != st.revision {
 		return false, nil
 	}
@@ -71,10 +89,9 @@ func (r *Reconciler) restartToForceNewCluster(ctx context.Context, st *memberSta
 	return true, nil
 }
 
-// outdated: the Pod was built from another revision. A Pod without the annotation was made by
+// outdated: the Pod (recording revision have) was built from another revision. A Pod without the annotation was made by
 // an operator that did not record it; syncPodMetadata adopts it as current.
-func outdated(pod *corev1.Pod, revision string) bool {
-	have := pod.Annotations[v1alpha2.AnnotationPodRevision]
+func outdated(have, revision string) bool {
 	return have != "" && have != revision
 }
 
