@@ -41,13 +41,18 @@ func Setup(mgr ctrl.Manager, access *etcdaccess.Access, tls *tlsmaterial.Source,
 	if err := metrics.Register(mgr.GetClient()); err != nil {
 		return err
 	}
+	members := &etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
+		Etcd: access, ImageRepository: o.ImageRepository, AgentImage: o.AgentImage, MaxConcurrentReconciles: o.Workers,
+		ClusterDomain: o.ClusterDomain, TLS: tls}
+	survey := &upgradeSurvey{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("etcdcluster-controller"), outdated: members.Outdated}
+	if err := mgr.Add(survey); err != nil {
+		return err
+	}
 	for _, c := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&etcdcluster.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdcluster-controller"),
 			Etcd: access, MaxConcurrentReconciles: o.Workers, ClusterDomain: o.ClusterDomain, TLS: tls, NodeGracePeriod: o.NodeGracePeriod,
-			PVCNodeGracePeriod: o.PVCNodeGracePeriod, Observations: metrics.Observed},
-		&etcdmember.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdmember-controller"),
-			Etcd: access, ImageRepository: o.ImageRepository, AgentImage: o.AgentImage, MaxConcurrentReconciles: o.Workers,
-			ClusterDomain: o.ClusterDomain, TLS: tls},
+			PVCNodeGracePeriod: o.PVCNodeGracePeriod, Observations: metrics.Observed, RolloutHold: survey.hold},
+		members,
 		&etcdsnapshot.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdsnapshot-controller"),
 			AgentImage: o.AgentImage, TLS: tls},
 		&etcdbackupschedule.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcdbackupschedule-controller")},

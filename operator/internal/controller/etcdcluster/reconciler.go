@@ -52,6 +52,9 @@ type Reconciler struct {
 	TLS *tlsmaterial.Source
 	// Observations receives what each pass saw of etcd, for the metrics (nil: none).
 	Observations *metrics.Observations
+	// RolloutHold, when set and saying why, holds every rolling restart (membership changes and
+	// repairs go on): the manager's upgrade survey must first say what this build restarts.
+	RolloutHold func() string
 
 	once    sync.Once
 	backoff *backoff.Tracker

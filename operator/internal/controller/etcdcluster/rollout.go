@@ -65,6 +65,12 @@ func (r *Reconciler) rollOut(ctx context.Context, st *clusterState) error {
 		st.rollout = rollout.Action{Kind: rollout.Wait, Message: st.clientTLSWait}
 	}
 	restartDue := st.rollout.Kind == rollout.Restart || st.rollout.Kind == rollout.MoveLeader
+	if restartDue && r.RolloutHold != nil {
+		if msg := r.RolloutHold(); msg != "" {
+			st.rollout = rollout.Action{Kind: rollout.Wait, Message: msg}
+			return nil
+		}
+	}
 	wait, downgradeReady, err := r.downgradeGate(ctx, st, restartDue)
 	if err != nil {
 		return err

@@ -35,6 +35,13 @@ func (r *Reconciler) desiredPod(m *v1alpha2.EtcdMember, cluster *v1alpha2.EtcdCl
 	return pod, revision, carry
 }
 
+// Outdated says whether live, m's Pod, runs another template than this build makes for m, so
+// that the rollout will restart it. A Pod without a recorded revision is not: it is adopted.
+func (r *Reconciler) Outdated(m *v1alpha2.EtcdMember, cluster *v1alpha2.EtcdCluster, live *corev1.Pod) bool {
+	_, revision, carry := r.desiredPod(m, cluster, live)
+	return !carry && outdated(podRevision(live), revision)
+}
+
 // liveRevision is the revision the live Pod runs, "" without a Pod: the one it records, or
 // this build's for a Pod an older build stamped with the legacy revision of the same spec.
 func (st *memberState) liveRevision() string {
