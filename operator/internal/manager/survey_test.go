@@ -44,7 +44,7 @@ func TestUpgradeSurveyCountsWhatThisBuildRestarts(t *testing.T) {
 		member("a", "rolls", "rolls-2"), pod("a", "rolls", "rolls-2", "old"),
 		member("a", "rolls", "rolls-3"), pod("a", "rolls", "rolls-3", "current"),
 		cluster("b", "steady"), member("b", "steady", "steady-1"), pod("b", "steady", "steady-1", "current"),
-		member("b", "steady", "steady-2"), // no Pod yet: nothing to restart
+		member("b", "steady", "steady-2"),                                        // no Pod yet: nothing to restart
 		member("b", "orphan", "orphan-1"), pod("b", "orphan", "orphan-1", "old"), // no cluster
 	}
 	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
