@@ -46,6 +46,14 @@ const AnnotationForceNewCluster = LabelPrefix + "force-new-cluster"
 // rebooted at once would elect a leader that lost them, bypassing spec.quorumLoss.
 const AnnotationDataExpected = LabelPrefix + "data-expected"
 
+// AnnotationTLSHash on a member Pod is a hash of the content of the Secrets the Pod mounts (the
+// active TLS Secrets), as the member controller last read them. A real kubelet rewrites a running
+// Pod's Secret volumes at the Pod's periodic sync (its syncFrequency, 1 min plus jitter) or when the
+// Pod object changes; changing this annotation when a renewed certificate is copied into those
+// Secrets makes members serve it within seconds instead of a minute or more. It is metadata, not
+// part of the Pod's revision: nothing restarts.
+const AnnotationTLSHash = LabelPrefix + "tls-hash"
+
 // AnnotationRestoreRefused on a seed EtcdMember records a restore that can never succeed from
 // its source as it is (a checksum mismatch, a snapshot of a newer etcd, an image without a
 // usable etcdutl), as JSON {revision, reason, message}: its Pod is deleted and not recreated

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
 	"github.com/cozystack/etcd-operator/operator/internal/resources"
@@ -179,6 +180,12 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 		return false, nil
 	}
 	pod := st.desired.DeepCopy()
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	if err := r.stampTLSHash(ctx, pod, pod.Annotations); err != nil {
+		return true, err
+	}
 	if err := r.Client.Create(ctx, pod); err != nil {
 		return true, ignoreGoingAway(client.IgnoreAlreadyExists(err))
 	}
@@ -190,7 +197,9 @@ func (r *Reconciler) ensurePod(ctx context.Context, st *memberState) (bool, erro
 // syncPodMetadata keeps the role=voter label in step with etcd (the PDB selects on it), flips a
 // seed's initial-cluster-state annotation to "existing" once the cluster has formed (and
 // force-new-cluster to "false" once the rebuild is over), records a revision for a Pod
-// without one (see adoptedRevision) and brings a legacy one forward (see carryForward).
+// without one (see adoptedRevision), brings a legacy one forward (see carryForward), and keeps
+// the hash of its TLS Secrets current, which has a real kubelet rewrite their volumes at once
+// (see tlshash.go).
 func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool, error) {
 	if st.pod == nil || !st.pod.DeletionTimestamp.IsZero() {
 		return false, nil
@@ -207,11 +216,18 @@ func (r *Reconciler) syncPodMetadata(ctx context.Context, st *memberState) (bool
 	case st.carryForward:
 		annotations[v1alpha2.AnnotationPodRevision] = st.revision
 	}
+	if err := r.stampTLSHash(ctx, st.pod, annotations); err != nil {
+		return false, err
+	}
 	// spec.additionalMetadata follows edits in place: metadata is not part of the revision.
 	want := metav1.ObjectMeta{Labels: labels, Annotations: annotations}
 	resources.SyncUserMetadata(&want, m.Spec.AdditionalMetadata, resources.MemberLabels(m.Spec.ClusterName, m.Name, m.Status.IsVoter))
 	if maps.Equal(want.Labels, st.pod.Labels) && maps.Equal(want.Annotations, st.pod.Annotations) {
 		return false, nil
+	}
+	if was, now := st.pod.Annotations[v1alpha2.AnnotationTLSHash], want.Annotations[v1alpha2.AnnotationTLSHash]; was != "" && was != now {
+		log.FromContext(ctx).Info("the Secrets the Pod mounts changed; annotating it so that its kubelet rewrites their volumes now",
+			"pod", st.pod.Name, "tlsHash", now)
 	}
 	patch := client.MergeFrom(st.pod.DeepCopy())
 	st.pod.Labels, st.pod.Annotations = want.Labels, want.Annotations

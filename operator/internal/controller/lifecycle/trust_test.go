@@ -38,16 +38,12 @@ func (p byoPKI) apply(t *testing.T, ns string) {
 	setSecretData(t, ns, "rot-peer", p.peer)
 }
 
-// A CA rotation on every plane: the new CA is trusted by every member Pod before any
-// certificate it signed is served, the old one stays trusted while a served certificate needs
-// it, and each member is restarted exactly twice (widen, narrow). A renewal by the same CA is
-// served without a restart.
-func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
-	ns := newNamespace(t)
+// createRotCluster creates p's Secrets and a full-mTLS cluster "rot" of three members on them,
+// and waits for it to converge.
+func createRotCluster(t *testing.T, ns string, p byoPKI) {
+	t.Helper()
 	ctx := context.Background()
-	oldCA := pkitest.NewCA(t, "old-ca")
-	first := issueBYO(t, ns, oldCA)
-	for name, data := range map[string]map[string][]byte{"rot-server": first.server, "rot-client": first.client, "rot-peer": first.peer} {
+	for name, data := range map[string]map[string][]byte{"rot-server": p.server, "rot-client": p.client, "rot-peer": p.peer} {
 		if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data}); err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +58,17 @@ func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ns, "three members", converged(t, ns, "rot", 3))
+}
+
+// A CA rotation on every plane: the new CA is trusted by every member Pod before any
+// certificate it signed is served, the old one stays trusted while a served certificate needs
+// it, and each member is restarted exactly twice (widen, narrow). A renewal by the same CA is
+// served without a restart.
+func TestCARotationNeverServesAnUntrustedCertificate(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	oldCA := pkitest.NewCA(t, "old-ca")
+	createRotCluster(t, ns, issueBYO(t, ns, oldCA))
 	uids := podUIDs(t, ns)
 
 	renewed := issueBYO(t, ns, oldCA).server

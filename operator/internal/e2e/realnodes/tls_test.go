@@ -11,13 +11,16 @@ import (
 )
 
 // servingTimeout bounds the way of a re-issued Secret to every member's listener on a real
-// kubelet: it rewrites a Secret volume at the Pod's next sync (syncFrequency, 1 min by default,
-// plus jitter), where the node agent reacts to the Secret's watch at once.
-const servingTimeout = 3 * time.Minute
+// kubelet. Left alone, it rewrites a Secret volume at the Pod's next sync (syncFrequency, 1 min
+// by default, plus jitter): members served a renewal 60–87 s after cert-manager wrote it. The
+// operator changes the Pods' tls-hash annotation when it copies the renewal, which makes the
+// kubelet sync them at once; 45 s leaves room for a loaded machine and fails the periodic sync.
+const servingTimeout = 45 * time.Second
 
 // rotateServerLeaf has cert-manager re-issue the chart's server certificate (as cmctl renew
-// does): the kubelet updates the members' Secret volume and every member serves the new leaf
-// on its client port without a restart, while a client keeps writing.
+// does): the operator copies it into the active Secret and annotates the member Pods, the
+// kubelet updates their Secret volume and every member serves the new leaf on its client port
+// without a restart, while a client keeps writing.
 func (s *suite) rotateServerLeaf(t *testing.T) {
 	const prefix = "/e2e/real/tls"
 	before := e2eutil.PodIdentities(t, s.c, etcdNamespace, etcdRelease)
