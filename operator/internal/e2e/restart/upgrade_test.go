@@ -4,6 +4,7 @@ package restart
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,15 +22,23 @@ const previousOperatorEnv = "LC_PREVIOUS_OPERATOR_BIN"
 // upgradeTimeout bounds the move of a 3-member cluster onto the new build's template.
 const upgradeTimeout = 3 * time.Minute
 
+// The new build's upgrade survey logs one of these (operator/internal/manager/survey.go).
+const (
+	surveyNone  = "this operator build restarts no member"
+	surveyRolls = "member Pods run another template than this operator build makes"
+)
+
 // userServerSecret is the user's certificate Secret, used on both planes.
 const userServerSecret = "up-server"
 
 // TestUpgradeFromPreviousOperator runs a full-mTLS 3-member cluster under the previous
 // operator build, then replaces the operator with this tree's build while a client writes to
-// every member. The cluster must move onto whatever this build's members run (for builds
-// before the CA-rotation work: the operator's active TLS copies and a trust bundle) one
-// member at a time, keep every member's etcd identity and lose no acknowledged write, and no
-// member may ever distrust another's certificate.
+// every member. The new build first says whether it restarts members; then the cluster must
+// move onto whatever this build's members run (for builds before the CA-rotation work: the
+// operator's active TLS copies and a trust bundle) one member at a time — or, when the survey
+// said so, restart none (a build that changes only the operator's code) — keep every member's
+// etcd identity and lose no acknowledged write, and no member may ever distrust another's
+// certificate.
 //
 // It needs a binary of the previous build, so it runs only when $LC_PREVIOUS_OPERATOR_BIN
 // names one (a release check, not part of `make test`).
@@ -79,6 +88,14 @@ func TestUpgradeFromPreviousOperator(t *testing.T) {
 	if err := op.Upgrade(bin); err != nil {
 		t.Fatal(err)
 	}
+	// The new build says first what it restarts (the manager's upgrade survey).
+	var rolls bool
+	e2eutil.WaitFor(t, time.Minute, "the new build's upgrade survey in its log", func() bool {
+		log := op.LogTail(2000)
+		rolls = strings.Contains(log, surveyRolls)
+		return rolls || strings.Contains(log, surveyNone)
+	})
+	t.Logf("the new build's survey: members to restart: %t", rolls)
 	took = e2eutil.WaitFor(t, upgradeTimeout, "every member running this build's template", func() bool {
 		return onActiveCopies(t, c, ns, "up")
 	})
@@ -93,13 +110,19 @@ func TestUpgradeFromPreviousOperator(t *testing.T) {
 		t.Errorf("%d writes failed on a certificate error during the upgrade", trustFailures)
 	}
 	idsAfter, podsAfter := memberIdentities(t, c, ns, "up")
+	restarted := 0
 	for name, id := range ids {
 		if idsAfter[name] != id {
 			t.Errorf("member %s: etcd ID %s became %q (a member was replaced, not restarted)", name, id, idsAfter[name])
 		}
-		if podsAfter[name] == pods[name] {
-			t.Errorf("member %s: Pod not restarted onto the new template", name)
+		if podsAfter[name] != pods[name] {
+			restarted++
 		}
+	}
+	// What the survey announced is what happened: every member restarted onto the new
+	// template, or none (a build that changes only the operator's code restarts nothing).
+	if want := map[bool]int{true: len(ids), false: 0}[rolls]; restarted != want {
+		t.Errorf("%d of %d members' Pods restarted; the survey announced %d", restarted, len(ids), want)
 	}
 	t.Logf("upgrade took %s in all", time.Since(start).Round(time.Millisecond))
 }
