@@ -36,10 +36,15 @@ func (r *Reconciler) desiredPod(m *v1alpha2.EtcdMember, cluster *v1alpha2.EtcdCl
 }
 
 // Outdated says whether live, m's Pod, runs another template than this build makes for m, so
-// that the rollout will restart it. A Pod without a recorded revision is not: it is adopted.
+// that the rollout will restart it. A Pod without a recorded revision counts as what
+// syncPodMetadata will record for it (adoptedRevision).
 func (r *Reconciler) Outdated(m *v1alpha2.EtcdMember, cluster *v1alpha2.EtcdCluster, live *corev1.Pod) bool {
-	_, revision, carry := r.desiredPod(m, cluster, live)
-	return !carry && outdated(podRevision(live), revision)
+	desired, revision, carry := r.desiredPod(m, cluster, live)
+	have := podRevision(live)
+	if have == "" {
+		have = adoptedRevision(live, desired, revision)
+	}
+	return !carry && outdated(have, revision)
 }
 
 // liveRevision is the revision the live Pod runs, "" without a Pod: the one it records, or

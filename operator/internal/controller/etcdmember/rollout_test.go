@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 func TestAdoptedRevision(t *testing.T) {
@@ -41,5 +42,43 @@ func TestAdoptedRevision(t *testing.T) {
 				t.Errorf("the stamped Pod is outdated: %t, want %t", got, want)
 			}
 		})
+	}
+}
+
+// Outdated is what the upgrade survey announces: it must agree with what the member controller
+// then does to each kind of Pod an earlier build left.
+func TestOutdatedAgreesWithTheRollout(t *testing.T) {
+	r := &Reconciler{ImageRepository: "quay.io/coreos/etcd", AgentImage: "operator:new"}
+	m := &v1alpha2.EtcdMember{ObjectMeta: metav1.ObjectMeta{Name: "etcd-abcde", Namespace: "ns"},
+		Spec: v1alpha2.EtcdMemberSpec{ClusterName: "etcd", Version: "3.6.16", InitialCluster: "etcd-abcde=http://x:2380",
+			Storage: v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory}}}
+	c := &v1alpha2.EtcdCluster{Status: v1alpha2.EtcdClusterStatus{ClusterID: "1"}}
+	desired, revision, _ := r.desiredPod(m, c, nil)
+	stamp := func(p *corev1.Pod, rev string) *corev1.Pod {
+		p = p.DeepCopy()
+		p.Annotations = map[string]string{v1alpha2.AnnotationPodRevision: rev}
+		return p
+	}
+	olderBuild := desired.DeepCopy() // the same spec, made by a build with another agent image
+	for i := range olderBuild.Spec.InitContainers {
+		olderBuild.Spec.InitContainers[i].Image = "operator:old"
+	}
+	foreign := desired.DeepCopy()
+	foreign.Spec.Volumes = append(foreign.Spec.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: "etcd-server-tls"}}})
+	for _, tc := range []struct {
+		name string
+		live *corev1.Pod
+		want bool
+	}{
+		{"this build's revision", stamp(desired, revision), false},
+		{"another revision", stamp(desired, "older"), true},
+		{"an older build's whole-spec hash of the same spec", stamp(olderBuild, resources.LegacyPodRevision(olderBuild, olderBuild)), false},
+		{"no revision, the template's volumes", stamp(desired, ""), false},
+		{"no revision, Secrets the template does not mount", stamp(foreign, ""), true},
+	} {
+		if got := r.Outdated(m, c, tc.live); got != tc.want {
+			t.Errorf("%s: Outdated = %t, want %t", tc.name, got, tc.want)
+		}
 	}
 }
