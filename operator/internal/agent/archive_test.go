@@ -28,7 +28,7 @@ type archiverRun struct {
 	stored chan struct{}
 }
 
-func startArchiver(t *testing.T, c etcd.Client, folder snapshot.Folder, base int64) *archiverRun {
+func startArchiver(t *testing.T, c etcd.Client, folder snapshot.Folder, base int64, opts ...func(*Archiver)) *archiverRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &archiverRun{cancel: cancel, done: make(chan error, 1), stored: make(chan struct{}, 1)}
@@ -43,6 +43,9 @@ func startArchiver(t *testing.T, c etcd.Client, folder snapshot.Folder, base int
 			default:
 			}
 		}}
+	for _, o := range opts {
+		o(r.a)
+	}
 	go func() { r.done <- r.a.Run(ctx) }()
 	t.Cleanup(func() { r.stop() })
 	return r
