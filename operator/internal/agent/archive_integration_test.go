@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -247,5 +249,68 @@ func TestArchiveCompactionIsAGap(t *testing.T) {
 	t.Log(gap)
 	if names, _ := folder.List(ctx); len(names) != 0 {
 		t.Errorf("a gap stored %v", names)
+	}
+}
+
+// Both folders hold segments alike: a write is visible whole under its name, listing skips what
+// is not an artifact of the folder (a part, a deeper key), a missing artifact is SourceNotFound.
+func TestFolders(t *testing.T) {
+	s := startS3(t)
+	s.createBucket(t, "archive")
+	s3f, err := snapshot.NewS3Folder(s.config("archive", "ns/c/segments"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	dirf, err := snapshot.NewDirFolder(dir, "backups", "ns/c/segments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, f := range map[string]snapshot.Folder{"s3": s3f, "dir": dirf} {
+		t.Run(name, func(t *testing.T) {
+			for _, n := range []string{"b.seg", "a.seg"} {
+				if err := f.Put(ctx, n, strings.NewReader("body of "+n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := f.Put(ctx, "x/y.seg", strings.NewReader("")); err == nil {
+				t.Error("a name with '/' was accepted")
+			}
+			names, err := f.List(ctx)
+			if err != nil || strings.Join(names, ",") != "a.seg,b.seg" {
+				t.Fatalf("List: %v %v", names, err)
+			}
+			rc, err := f.Open(ctx, "a.seg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(rc)
+			_ = rc.Close()
+			if string(body) != "body of a.seg" {
+				t.Errorf("read %q", body)
+			}
+			if err := f.Delete(ctx, "a.seg"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Delete(ctx, "a.seg"); err != nil {
+				t.Errorf("deleting a missing artifact: %v", err)
+			}
+			if _, err := f.Open(ctx, "a.seg"); snapshot.ReasonOf(err) != snapshot.ReasonSourceNotFound {
+				t.Errorf("opening a deleted artifact: %v", err)
+			}
+		})
+	}
+	// What the folders do not list: a part left by a crash, a deeper key.
+	if err := os.WriteFile(filepath.Join(dir, "c.seg"+snapshot.PartSuffix), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store(t, "archive", "ns/c/segments/deeper/d.seg").Put(ctx, strings.NewReader(""), snapshot.Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]snapshot.Folder{"s3": s3f, "dir": dirf} {
+		if names, err := f.List(ctx); err != nil || strings.Join(names, ",") != "b.seg" {
+			t.Errorf("%s lists %v %v", name, names, err)
+		}
 	}
 }
