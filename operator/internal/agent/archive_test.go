@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,6 +192,46 @@ func TestArchiverRestoresExactly(t *testing.T) {
 			t.Errorf("restored to revision %d, want %d", got.Revision(), target)
 		}
 	}
+}
+
+// A watch that ends (its member died, lost the leader) is watched again from the folder's state:
+// no gap, nothing twice.
+func TestArchiverResumesAfterTheWatchEnds(t *testing.T) {
+	client, src := fakeEtcd(t)
+	dir, err := snapshot.NewDirFolder(t.TempDir(), "backups", "c/segments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := &listCounter{Folder: dir}
+	run := startArchiver(t, client, folder, 1)
+	for i := 0; i < 3; i++ {
+		writeLoad(t, src, 5*i, 5)
+		run.waitFor(t, src.Revision()) // its watch is open
+		src.EndWatches(errors.New("etcdserver: no leader"))
+	}
+	writeLoad(t, src, 15, 5)
+	run.waitFor(t, src.Revision())
+	if n := folder.lists.Load(); n != 4 {
+		t.Errorf("the archiver resumed %d times, want 4 (a start and 3 ended watches)", n)
+	}
+	names, _ := folder.List(context.Background())
+	report := archive.Analyze([]archive.Base{{Revision: 1}}, archive.ParseSegmentNames(names))
+	if len(report.Gaps) != 0 || len(report.Duplicates) != 0 || len(report.Overlaps) != 0 || report.Chains[0].Reach != src.Revision() {
+		t.Fatalf("%d segments, report %+v", len(names), report)
+	}
+	got, _ := restoreInto(t, folder, 1, archive.Target{Kind: archive.TargetLatest})
+	sameKeyspace(t, got.Keyspace(), src.Keyspace(), "latest")
+}
+
+// listCounter counts the listings of a folder: an archiver lists once per (re)start.
+type listCounter struct {
+	snapshot.Folder
+	lists atomic.Int32
+}
+
+func (f *listCounter) List(ctx context.Context) ([]string, error) {
+	f.lists.Add(1)
+	return f.Folder.List(ctx)
 }
 
 // A compaction past the archiver's position is a gap, reported, never skipped.

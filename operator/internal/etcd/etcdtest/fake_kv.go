@@ -21,13 +21,16 @@ type fakeKV struct {
 	keys      map[string]*mvccpb.KeyValue
 	history   []*mvccpb.Event
 	leases    map[int64]int64
-	// changed is closed and replaced by every write, waking the watches.
-	changed chan struct{}
+	// changed is closed and replaced by every write, waking the watches; ended likewise by
+	// EndWatches, whose error the watches then end with.
+	changed, ended chan struct{}
+	endErr         error
 }
 
 func (kv *fakeKV) init() {
 	if kv.keys == nil {
-		kv.revision, kv.keys, kv.leases, kv.changed = 1, map[string]*mvccpb.KeyValue{}, map[int64]int64{}, make(chan struct{})
+		kv.revision, kv.keys, kv.leases = 1, map[string]*mvccpb.KeyValue{}, map[int64]int64{}
+		kv.changed, kv.ended = make(chan struct{}), make(chan struct{})
 	}
 }
 
@@ -84,6 +87,17 @@ func (c *FakeCluster) RevokeLease(id int64) {
 	}
 	delete(c.kv.leases, id)
 	_, _ = c.kv.write(ops)
+}
+
+// EndWatches ends every watch open now with err, as the death of the member they stream from
+// or its loss of the leader would.
+func (c *FakeCluster) EndWatches(err error) {
+	c.kv.mu.Lock()
+	defer c.kv.mu.Unlock()
+	c.kv.init()
+	c.kv.endErr = err
+	close(c.kv.ended)
+	c.kv.ended = make(chan struct{})
 }
 
 // Write implements etcd.Client: the ops as one revision, refused whole as etcd refuses a
@@ -163,6 +177,10 @@ func (c *FakeCluster) LeaseTimeToLive(_ context.Context, id int64) (int64, bool,
 // etcd.CompactedError.
 func (c *FakeCluster) Watch(ctx context.Context, from int64) <-chan etcd.WatchBatch {
 	out := make(chan etcd.WatchBatch, 1)
+	c.kv.mu.Lock()
+	c.kv.init()
+	ended := c.kv.ended
+	c.kv.mu.Unlock()
 	go func() {
 		defer close(out)
 		for next := from; ; {
@@ -183,6 +201,15 @@ func (c *FakeCluster) Watch(ctx context.Context, from int64) <-chan etcd.WatchBa
 			}
 			select {
 			case <-wait:
+			case <-ended:
+				c.kv.mu.Lock()
+				err := c.kv.endErr
+				c.kv.mu.Unlock()
+				select {
+				case out <- etcd.WatchBatch{Err: err}:
+				case <-ctx.Done():
+				}
+				return
 			case <-ctx.Done():
 				return
 			}
