@@ -4,7 +4,9 @@
 // container), install-peer-fixtures (a peer certificate for etcd's auto-TLS to present),
 // guard-data-dir (keep a tmpfs member's etcd off an empty data dir once it has voted) and
 // stop-etcd (restart a tmpfs survivor's etcd in place, forced). The environment contract and
-// result format live in package snapshot.
+// result format live in package snapshot. Continuous archiving's Archiver (archive.go) and
+// DeltaRestore (archiverestore.go) are the library the archive agent and the point-in-time
+// restore are to run; package archive holds their design.
 package agent
 
 import (

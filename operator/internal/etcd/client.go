@@ -106,6 +106,14 @@ type Client interface {
 	UserGrantRole(ctx context.Context, name, role string) error
 	// Snapshot streams the connected member's database (see remote.Snapshot).
 	Snapshot(ctx context.Context) (io.ReadCloser, error)
+	// Continuous archiving: Watch streams the keyspace's changes from a revision (see
+	// remote.Watch); LeaseTimeToLive reads the TTL a lease was granted with. Its restore writes
+	// each archived revision as one transaction (Write) after granting the leases its keys carry
+	// under their original IDs (LeaseGrant).
+	Watch(ctx context.Context, from int64) <-chan WatchBatch
+	LeaseTimeToLive(ctx context.Context, id int64) (ttl int64, found bool, err error)
+	LeaseGrant(ctx context.Context, id, ttl int64) error
+	Write(ctx context.Context, ops []Op) (revision int64, err error)
 	Close() error
 }
 

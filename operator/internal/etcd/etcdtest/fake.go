@@ -97,6 +97,8 @@ type FakeCluster struct {
 	downgradeTo string
 	// schemes logs the scheme of the clients handed out, each time it changes.
 	schemes []string
+	// kv is the keyspace, under its own lock (watches wait on it).
+	kv fakeKV
 }
 
 // Schemes lists the schemes ("plaintext", "tls") clients of the cluster dialed, in order, one
