@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/resources"
 )
 
 // surveyRetry spaces the survey's attempts while the API server refuses its lists.
@@ -97,6 +98,19 @@ func (s *upgradeSurvey) survey(ctx context.Context, logger logr.Logger) error {
 	return nil
 }
 
+// templated is m as the cluster controller's syncTemplates will make it from the cluster's
+// template under this build: a release may change the template as well as the Pod builder. The
+// trust bundle is the member's own (syncTrust names the next one only when the CAs change).
+func templated(m *v1alpha2.EtcdMember, c *v1alpha2.EtcdCluster) *v1alpha2.EtcdMember {
+	out := m.DeepCopy()
+	in := resources.TemplateInputs{ClientTLSServing: c.Status.ClientTLSServing, PeerAutoTLS: c.Status.PeerAutoTLS}
+	if m.Spec.TLS != nil {
+		in.TrustBundle = m.Spec.TLS.TrustBundle
+	}
+	resources.ApplyTemplate(c, &out.Spec, in)
+	return out
+}
+
 // toRoll counts, per cluster, the members whose live Pod is outdated under this build. Pods
 // being deleted and members without a Pod or a cluster are left out: nothing restarts them.
 func toRoll(clusters []v1alpha2.EtcdCluster, members []v1alpha2.EtcdMember, pods []corev1.Pod, outdated outdatedFunc) map[types.NamespacedName]int {
@@ -116,7 +130,7 @@ func toRoll(clusters []v1alpha2.EtcdCluster, members []v1alpha2.EtcdMember, pods
 		if c == nil || p == nil || !m.DeletionTimestamp.IsZero() || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if outdated(m, c, p) {
+		if outdated(templated(m, c), c, p) {
 			out[key]++
 		}
 	}
