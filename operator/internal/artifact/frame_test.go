@@ -117,7 +117,7 @@ func TestEncode(t *testing.T) {
 type failing struct{ err error }
 
 func (f failing) Read([]byte) (int, error) { return 0, f.err }
-func errReaderOf(err error) io.Reader    { return failing{err} }
+func errReaderOf(err error) io.Reader      { return failing{err} }
 
 // Keys: several recipients, a rotated list, a wrong key, none.
 func TestKeys(t *testing.T) {

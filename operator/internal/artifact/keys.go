@@ -2,6 +2,8 @@ package artifact
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -71,16 +73,28 @@ func recipientOf(id age.Identity) age.Recipient {
 }
 
 // RecipientNames are the public keys (age1…) of rs: what status records of an encrypted
-// artifact, to be compared with `age-keygen -y` of a candidate identity.
+// artifact, to be compared with `age-keygen -y` of a candidate identity. A post-quantum
+// recipient (age1pq1…, about 2,000 characters) is shortened to its start and the sha256 of the
+// whole, so that a few of them fit an agent's 4096-byte result.
 func RecipientNames(rs []age.Recipient) []string {
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
-		if s, ok := r.(fmt.Stringer); ok {
-			out = append(out, s.String())
+		s, ok := r.(fmt.Stringer)
+		if !ok {
+			continue
 		}
+		name := s.String()
+		if len(name) > maxRecipientName {
+			sum := sha256.Sum256([]byte(name))
+			name = name[:16] + "…sha256:" + hex.EncodeToString(sum[:8])
+		}
+		out = append(out, name)
 	}
 	return out
 }
+
+// maxRecipientName is longer than an X25519 recipient (62 characters).
+const maxRecipientName = 100
 
 // hasKeys reports a line that is neither blank nor a comment.
 func hasKeys(b []byte) bool {

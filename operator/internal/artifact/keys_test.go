@@ -64,3 +64,18 @@ func TestEncryptionNeedsARecipient(t *testing.T) {
 		t.Fatal("encoding to nobody was accepted")
 	}
 }
+
+func TestRecipientNames(t *testing.T) {
+	x := newIdentity(t)
+	pq, err := age.GenerateHybridIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := RecipientNames([]age.Recipient{x.Recipient(), pq.Recipient()})
+	if len(got) != 2 || got[0] != x.Recipient().String() {
+		t.Fatalf("names %q", got)
+	}
+	if !strings.HasPrefix(got[1], "age1pq1") || len(got[1]) > maxRecipientName || !strings.Contains(got[1], "sha256:") {
+		t.Errorf("post-quantum recipient named %q", got[1])
+	}
+}
