@@ -150,3 +150,40 @@ func TestBackupNamesAndMaxAge(t *testing.T) {
 }
 
 func objKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// Encryption: a destination's names its Secret (compression is an enum); a restore source
+// carries one only when it is a raw location, as an EtcdSnapshot records its own.
+func TestEncryptionValidation(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	keys := &v1.SnapshotEncryption{SecretRef: corev1.LocalObjectReference{Name: "age-keys"}}
+	snap := func(name string, edit func(*v1.SnapshotLocation)) *v1.EtcdSnapshot {
+		d := s3Dest()
+		edit(&d)
+		return &v1.EtcdSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: v1.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: "etcd"}, Destination: d}}
+	}
+	if err := env.Client.Create(ctx, snap("sealed", func(d *v1.SnapshotLocation) { d.Encryption = keys })); err != nil {
+		t.Fatalf("an encrypted destination was rejected: %v", err)
+	}
+	expectRejected(t, env.Client.Create(ctx, snap("nameless", func(d *v1.SnapshotLocation) {
+		d.Encryption = &v1.SnapshotEncryption{}
+	})), v1.MsgEncryptionSecretRef)
+	if err := env.Client.Create(ctx, snap("gzip", func(d *v1.SnapshotLocation) { d.Compression = "Gzip" })); err == nil ||
+		!strings.Contains(err.Error(), "Unsupported value") {
+		t.Errorf("compression Gzip: %v", err)
+	}
+	raw := cluster(ns, "raw", func(s *v1.EtcdClusterSpec) {
+		s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
+			S3:         &v1.S3Location{Endpoint: "https://s3", Bucket: "b", Key: "k/x.db.zst.age", CredentialsSecretRef: corev1.LocalObjectReference{Name: "c"}},
+			Encryption: keys}}}
+	})
+	if err := env.Client.Create(ctx, raw); err != nil {
+		t.Fatalf("an encrypted raw source was rejected: %v", err)
+	}
+	byRef := cluster(ns, "by-ref", func(s *v1.EtcdClusterSpec) {
+		s.Bootstrap = &v1.BootstrapSpec{Restore: &v1.RestoreSpec{Source: v1.RestoreSource{
+			SnapshotRef: &corev1.LocalObjectReference{Name: "sealed"}, Encryption: keys}}}
+	})
+	expectRejected(t, env.Client.Create(ctx, byRef), v1.MsgRestoreEncryptionRef)
+}

@@ -295,6 +295,14 @@ const (
 	ReasonVersionMatched      = "VersionMatched"
 )
 
+// Keys of an encryption Secret (SnapshotEncryption.SecretRef).
+const (
+	// EncryptionIdentitiesKey holds age identities (AGE-SECRET-KEY-1…), one a line, newest first.
+	EncryptionIdentitiesKey = "identities"
+	// EncryptionRecipientsKey holds age recipients (age1…), one a line: whom artifacts are written to.
+	EncryptionRecipientsKey = "recipients"
+)
+
 // Snapshot, schedule and restore reasons (the Ready condition of EtcdSnapshot,
 // EtcdBackupSchedule and EtcdRestore).
 const (
@@ -310,6 +318,12 @@ const (
 	ReasonCredentialsMissing = "CredentialsMissing"
 	// ReasonDestinationInvalid: the destination PVC does not exist.
 	ReasonDestinationInvalid = "DestinationInvalid"
+	// ReasonEncryptionKeyMissing: the encryption Secret is missing, or holds no usable age key
+	// for what is asked (a recipient to write, an identity to read).
+	ReasonEncryptionKeyMissing = "EncryptionKeyMissing"
+	// ReasonDecryptionFailed: the agent could not decrypt an artifact: no identity given, or none
+	// of them is one it was encrypted to.
+	ReasonDecryptionFailed = "DecryptionFailed"
 	// Reasons the agent reports (operator/internal/snapshot): the store or etcd refused.
 	ReasonEtcdUnreachable     = "EtcdUnreachable"
 	ReasonEndpointUnreachable = "EndpointUnreachable"
@@ -438,6 +452,8 @@ const (
 	MsgLayoutSubPath            = "spec.layout.dataDirSubPath must be one relative path segment (letters, digits, '.', '_', '-'), not '.' or '..'"
 	MsgSnapshotLocation         = "exactly one of destination.s3 or destination.pvc must be set"
 	MsgRestoreSource            = "exactly one of source.s3, source.pvc or source.snapshotRef must be set"
+	MsgRestoreEncryptionRef     = "source.encryption is for s3 and pvc sources: an EtcdSnapshot's artifact is read with the keys of the Secret it was written with"
+	MsgEncryptionSecretRef      = "encryption.secretRef.name must name the Secret that holds the age keys"
 	MsgSnapshotSpecImmutable    = "spec of an EtcdSnapshot is immutable; create a new EtcdSnapshot instead"
 	MsgSnapshotClusterRef       = "spec.clusterRef.name must name the EtcdCluster to snapshot"
 	MsgScheduleClusterRef       = "spec.clusterRef.name must name the EtcdCluster to back up"
@@ -473,7 +489,7 @@ const (
 var RestoreFailureReasons = []string{
 	ReasonRestoreFailed, ReasonCredentialsMissing, ReasonEndpointUnreachable, ReasonAccessDenied, ReasonBucketNotFound,
 	ReasonSourceNotFound, ReasonNoSpace, ReasonChecksumMismatch, ReasonSnapshotNewerThanTarget, ReasonUnsupported,
-	ReasonEtcdutlFailed,
+	ReasonEtcdutlFailed, ReasonEncryptionKeyMissing, ReasonDecryptionFailed,
 }
 
 // ReasonPodMovedOffNode (Event on an EtcdMember): its Pod was on a node marked

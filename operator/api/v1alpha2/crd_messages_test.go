@@ -25,6 +25,7 @@ var celMessages = []string{
 	v1.MsgRestoreSpecImmutable, v1.MsgRestoreClusterRef, v1.MsgRestoreSafetySnapshot, v1.MsgRollbackS3Key, v1.MsgRollbackPVCSubPath,
 	v1.MsgIssuerKind, v1.MsgRenewBeforeDuration, v1.MsgPrivateKeySize, v1.MsgSnapshotNameLength,
 	v1.MsgScheduleNameLength, v1.MsgRestoreNameLength, v1.MsgClusterNameLength, v1.MsgClusterNameDots, v1.MsgRetentionMaxAge,
+	v1.MsgRestoreEncryptionRef, v1.MsgEncryptionSecretRef,
 }
 
 func crdMessages(t *testing.T) map[string]bool {

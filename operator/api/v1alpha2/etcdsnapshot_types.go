@@ -24,7 +24,8 @@ type EtcdSnapshotSpec struct {
 	// ClusterRef names the EtcdCluster (same namespace) to snapshot.
 	ClusterRef corev1.LocalObjectReference `json:"clusterRef"`
 	// Destination is where the snapshot is stored: <key>/<name>.db in an S3 bucket, or
-	// <subPath>/<name>.db on a PVC.
+	// <subPath>/<name>.db on a PVC (.db.zst, .db.age or .db.zst.age when compressed or
+	// encrypted).
 	Destination SnapshotLocation `json:"destination"`
 	// DeletionPolicy: Retain keeps the artifact when this object is deleted; Delete removes it
 	// too. Addition.
@@ -51,9 +52,27 @@ type SnapshotArtifact struct {
 	// SizeBytes is the size of the stored file.
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
-	// Checksum is sha256:<hex> of the stored file, verified by reading it back.
+	// Checksum is sha256:<hex> of the stored file (compressed and encrypted when it is),
+	// verified by reading it back.
 	// +optional
 	Checksum string `json:"checksum,omitempty"`
+	// Compression of the stored file; empty on snapshots taken before it was recorded (None).
+	// Addition.
+	// +optional
+	Compression SnapshotCompression `json:"compression,omitempty"`
+	// Encryption of the stored file; unset when it is not encrypted. Addition.
+	// +optional
+	Encryption *ArtifactEncryption `json:"encryption,omitempty"`
+}
+
+// ArtifactEncryption is how a stored file was encrypted.
+type ArtifactEncryption struct {
+	// SecretName is the Secret whose keys encrypted it; a restore decrypts with its identities.
+	SecretName string `json:"secretName"`
+	// Recipients are the age public keys it was encrypted to: an identity decrypts it when
+	// `age-keygen -y` prints one of them.
+	// +optional
+	Recipients []string `json:"recipients,omitempty"`
 }
 
 // EtcdSnapshotStatus is the observed state of a snapshot.

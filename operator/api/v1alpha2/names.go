@@ -116,15 +116,16 @@ func TrustBundleName(cluster, revision string) string { return cluster + "-trust
 // OperatorAuthSecretName is the owned Secret holding the operator's own etcd credentials.
 func OperatorAuthSecretName(cluster string) string { return cluster + OperatorAuthSecretSuffix }
 
-// SnapshotObjectKey is the S3 key an EtcdSnapshot is stored under: <prefix>/<snapshot>.db (a
-// prefix with or without its trailing slash gives the same key; no prefix, the bucket's root).
-func SnapshotObjectKey(prefix, snapshot string) string {
-	return joinPath(prefix, snapshot+".db")
+// SnapshotObjectKey is the S3 key an EtcdSnapshot is stored under: <prefix>/<file>, file being
+// SnapshotLocation.ArtifactName (a prefix with or without its trailing slash gives the same
+// key; no prefix, the bucket's root).
+func SnapshotObjectKey(prefix, file string) string {
+	return joinPath(prefix, file)
 }
 
-// SnapshotFilePath is the path on a PVC an EtcdSnapshot is stored at: <subPath>/<snapshot>.db.
-func SnapshotFilePath(subPath, snapshot string) string {
-	return joinPath(subPath, snapshot+".db")
+// SnapshotFilePath is the path on a PVC an EtcdSnapshot is stored at: <subPath>/<file>.
+func SnapshotFilePath(subPath, file string) string {
+	return joinPath(subPath, file)
 }
 
 // SnapshotAgentPodName is the Pod that takes an EtcdSnapshot; SnapshotCleanupPodName the one

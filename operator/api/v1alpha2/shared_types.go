@@ -137,6 +137,63 @@ type SnapshotLocation struct {
 	// PVC stores the snapshot on a PersistentVolumeClaim.
 	// +optional
 	PVC *PVCLocation `json:"pvc,omitempty"`
+	// Encryption encrypts each artifact with age (https://age-encryption.org) before it leaves
+	// the agent, to the recipients of a Secret's keys; the artifact is named <name>.db.age
+	// (.db.zst.age when compressed). Unset: stored as etcd wrote it. Addition.
+	// +optional
+	Encryption *SnapshotEncryption `json:"encryption,omitempty"`
+	// Compression compresses each artifact with zstd before any encryption (<name>.db.zst).
+	// Unset: Zstd when encryption is set (an encrypted artifact needs the operator's tools to
+	// read anyway, and encrypted bytes no longer compress), None otherwise (a plain .db that
+	// etcdutl reads as it is, as before). Addition.
+	// +optional
+	Compression SnapshotCompression `json:"compression,omitempty"`
+}
+
+// SnapshotCompression is how an artifact is compressed.
+// +kubebuilder:validation:Enum=None;Zstd
+type SnapshotCompression string
+
+const (
+	CompressionNone SnapshotCompression = "None"
+	CompressionZstd SnapshotCompression = "Zstd"
+)
+
+// SnapshotEncryption names the age keys of encrypted artifacts.
+// +kubebuilder:validation:XValidation:rule="size(self.secretRef.name) > 0",message="encryption.secretRef.name must name the Secret that holds the age keys"
+type SnapshotEncryption struct {
+	// SecretRef names a Secret in the same namespace. Its key "recipients" holds the age public
+	// keys (age1…, one a line) new artifacts are encrypted to; its key "identities" the age
+	// private keys (AGE-SECRET-KEY-1…, one a line, newest first) any of which may decrypt one.
+	// Taking a snapshot needs a recipient (without "recipients", the newest identity's public
+	// key is used); restoring and verifying need the identity. See docs/backup.md for keys and
+	// their rotation.
+	SecretRef corev1.LocalObjectReference `json:"secretRef"`
+}
+
+// EffectiveCompression is the compression artifacts stored at l get: Compression, else Zstd
+// when encrypted and None when not.
+func (l SnapshotLocation) EffectiveCompression() SnapshotCompression {
+	switch {
+	case l.Compression != "":
+		return l.Compression
+	case l.Encryption != nil:
+		return CompressionZstd
+	}
+	return CompressionNone
+}
+
+// ArtifactName is the file a snapshot's artifact is stored as: <snapshot>.db, then .zst when
+// compressed and .age when encrypted, in the order they are applied.
+func (l SnapshotLocation) ArtifactName(snapshot string) string {
+	name := snapshot + ".db"
+	if l.EffectiveCompression() == CompressionZstd {
+		name += ".zst"
+	}
+	if l.Encryption != nil {
+		name += ".age"
+	}
+	return name
 }
 
 // S3Location is an object in an S3-compatible store.
@@ -174,8 +231,9 @@ type PVCLocation struct {
 }
 
 // RestoreSource is the snapshot a cluster is restored from: an object in S3, a file on a PVC,
-// or an EtcdSnapshot of the same namespace (whose artifact and checksum are used).
+// or an EtcdSnapshot of the same namespace (whose artifact, checksum and keys are used).
 // +kubebuilder:validation:XValidation:rule="(has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) + (has(self.snapshotRef) ? 1 : 0) == 1",message="exactly one of source.s3, source.pvc or source.snapshotRef must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.encryption) || !has(self.snapshotRef)",message="source.encryption is for s3 and pvc sources: an EtcdSnapshot's artifact is read with the keys of the Secret it was written with"
 type RestoreSource struct {
 	// +optional
 	S3 *S3Location `json:"s3,omitempty"`
@@ -185,6 +243,11 @@ type RestoreSource struct {
 	// is restored. Addition.
 	// +optional
 	SnapshotRef *corev1.LocalObjectReference `json:"snapshotRef,omitempty"`
+	// Encryption names the Secret whose identities (AGE-SECRET-KEY-…) decrypt an encrypted s3
+	// or pvc source; compression and encryption are detected from the artifact's first bytes,
+	// so a plain .db needs nothing. Addition.
+	// +optional
+	Encryption *SnapshotEncryption `json:"encryption,omitempty"`
 }
 
 // RestoreSpec names the snapshot a new cluster's seed is restored from. The seed's data

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cozystack/etcd-operator/operator/internal/artifact"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
 )
@@ -61,16 +62,29 @@ func (a *SnapshotAgent) attempt(ctx context.Context, member, ep string, start ti
 	return a.store(ctx, sctx, src, meta)
 }
 
-// store writes the stream and tells a broken stream (try the next member) from a failed store
-// (stop: another member would not help).
+// store writes the stream, framed as configured, and tells a broken stream (try the next
+// member) from a failed store (stop: another member would not help). The sum is of the bytes
+// stored; etcd's trailer is checked on the plain stream before any framing.
 func (a *SnapshotAgent) store(ctx, sctx context.Context, src io.Reader, meta snapshot.Meta) (snapshot.Meta, snapshot.Sum, error) {
 	began := time.Now()
 	tee := snapshot.NewTee(src)
-	err := a.Store.Put(ctx, tee, meta)
-	sum := tee.Sum()
+	framed, err := artifact.Encode(tee, a.Config.Format, a.Config.Keys.Writing())
+	if err != nil {
+		return meta, snapshot.Sum{}, err
+	}
+	defer func() { _ = framed.Close() }() // ends the framing goroutine when the store gave up
+	stored, sumOf := io.Reader(tee), tee.Sum
+	if a.Config.Format != (artifact.Format{}) {
+		d := snapshot.NewDigest()
+		stored, sumOf = io.TeeReader(framed, d), d.Sum
+	}
+	err = a.Store.Put(ctx, stored, meta)
+	sum := sumOf()
 	if err == nil {
 		secs := time.Since(began).Seconds()
-		a.Log.Printf("stored %d bytes in %.1fs (%.1f MiB/s)", sum.Size, secs, float64(sum.Size)/(1<<20)/max(secs, 1e-3))
+		plain := tee.Sum().Size
+		a.Log.Printf("stored %d bytes (%s of %d) in %.1fs (%.1f MiB/s of etcd's stream)", sum.Size, a.Config.Format, plain, secs,
+			float64(plain)/(1<<20)/max(secs, 1e-3))
 		return meta, sum, nil
 	}
 	if serr := tee.Err(); serr != nil {
@@ -78,7 +92,7 @@ func (a *SnapshotAgent) store(ctx, sctx context.Context, src io.Reader, meta sna
 			return meta, sum, snapshot.Fail(snapshot.ReasonChecksumMismatch,
 				"member %s sent a snapshot that fails etcd's own check: %w", meta.Member, serr)
 		}
-		return meta, sum, a.etcdError(ctx, fmt.Sprintf("stream broke after %d bytes", sum.Size), streamCause(sctx, serr))
+		return meta, sum, a.etcdError(ctx, fmt.Sprintf("stream broke after %d bytes", tee.Sum().Size), streamCause(sctx, serr))
 	}
 	return meta, sum, err
 }

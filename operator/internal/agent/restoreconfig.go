@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/cozystack/etcd-operator/operator/internal/artifact"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
 )
 
@@ -26,10 +27,14 @@ type RestoreConfig struct {
 	// VerifyOnly: read the source through and check it; restore nothing.
 	VerifyOnly     bool
 	TerminationLog string
+	// Keys decrypt an encrypted source (its identities; read from the mounted Secret).
+	Keys artifact.Keyring
 }
 
 // Secrets are the values no message may contain.
-func (c RestoreConfig) Secrets() []string { return []string{c.S3.SecretAccessKey, c.S3.AccessKeyID} }
+func (c RestoreConfig) Secrets() []string {
+	return append([]string{c.S3.SecretAccessKey, c.S3.AccessKeyID}, identityTexts(c.Keys)...)
+}
 
 // RestoreConfigFromEnv reads the contract's variables through getenv.
 func RestoreConfigFromEnv(getenv func(string) string) (RestoreConfig, error) {
@@ -51,6 +56,11 @@ func RestoreConfigFromEnv(getenv func(string) string) (RestoreConfig, error) {
 	}
 	if err := c.readOptions(getenv); err != nil {
 		return c, err
+	}
+	if dir := getenv(snapshot.EnvEncryptionKeyDir); dir != "" {
+		if c.Keys, err = snapshot.ReadKeyring(dir); err != nil {
+			return c, err
+		}
 	}
 	switch c.Source {
 	case snapshot.DestS3:

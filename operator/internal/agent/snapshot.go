@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/artifact"
 	"github.com/cozystack/etcd-operator/operator/internal/etcd"
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
@@ -66,11 +68,12 @@ func (a *SnapshotAgent) run(ctx context.Context) (snapshot.SnapshotResult, error
 	if err != nil {
 		return snapshot.SnapshotResult{}, err
 	}
-	if err := a.verify(ctx, &sum); err != nil {
+	format, err := a.verify(ctx, &sum)
+	if err != nil {
 		return snapshot.SnapshotResult{}, err
 	}
 	meta.CompletionTime = snapshot.FormatTime(a.now())
-	return a.complete(meta, sum), nil
+	return a.complete(meta, sum, format), nil
 }
 
 // reportExisting handles an artifact already at the destination: a previous attempt of this
@@ -86,21 +89,31 @@ func (a *SnapshotAgent) reportExisting(ctx context.Context, m snapshot.Meta) (sn
 	}
 	a.Log.Printf("%s exists from an earlier attempt of this snapshot; verifying it", a.Store.URI())
 	var sum snapshot.Sum
-	if err := a.verify(ctx, &sum); err != nil {
+	format, err := a.verify(ctx, &sum)
+	if err != nil {
 		return snapshot.SnapshotResult{}, err
 	}
 	if m.CompletionTime == "" {
 		m.CompletionTime = snapshot.FormatTime(a.now())
 	}
-	return a.complete(m, sum), nil
+	return a.complete(m, sum, format), nil
 }
 
-func (a *SnapshotAgent) complete(m snapshot.Meta, sum snapshot.Sum) snapshot.SnapshotResult {
-	return snapshot.SnapshotResult{
+// complete is the result of a stored artifact; format is what the read-back found.
+func (a *SnapshotAgent) complete(m snapshot.Meta, sum snapshot.Sum, format artifact.Format) snapshot.SnapshotResult {
+	r := snapshot.SnapshotResult{
 		Phase: snapshot.PhaseComplete, URI: a.Store.URI(), SizeBytes: sum.Size, Checksum: sum.Checksum,
-		Member: m.Member, MemberID: m.MemberID, ClusterID: m.ClusterID, Revision: m.Revision,
+		Compression: string(v1alpha2.CompressionNone),
+		Member:      m.Member, MemberID: m.MemberID, ClusterID: m.ClusterID, Revision: m.Revision,
 		EtcdVersion: m.EtcdVersion, StartTime: m.StartTime, CompletionTime: m.CompletionTime,
 	}
+	if format.Compressed {
+		r.Compression = string(v1alpha2.CompressionZstd)
+	}
+	if format.Encrypted {
+		r.Recipients = artifact.RecipientNames(a.Config.Keys.Writing())
+	}
+	return r
 }
 
 // stream tries the endpoints in order until one member's snapshot is stored. A broken etcd
@@ -124,30 +137,42 @@ func (a *SnapshotAgent) stream(ctx context.Context, start time.Time) (snapshot.M
 		"no member could stream a snapshot: %s", strings.Join(tried, "; "))
 }
 
-// verify reads the stored artifact back and checks its trailer, and that it is what was
-// written when want is known (Size > 0); on a mismatch the artifact is deleted. want is set
-// to what was read.
-func (a *SnapshotAgent) verify(ctx context.Context, want *snapshot.Sum) error {
+// verify reads the stored artifact back: the stored bytes must be what was written when want
+// is known (Size > 0), and the etcd snapshot inside them must pass etcd's trailer check (when
+// the keys can decrypt it; a Secret with only recipients leaves the stored checksum to
+// vouch). On a mismatch, or an artifact its own keys cannot read, the artifact is deleted.
+// want is set to what was read; the format found is returned.
+func (a *SnapshotAgent) verify(ctx context.Context, want *snapshot.Sum) (artifact.Format, error) {
 	began := time.Now()
 	rc, err := a.Store.Open(ctx)
 	if err != nil {
-		return err
+		return artifact.Format{}, err
 	}
-	got, err := snapshot.Verify(rc)
+	got, err := snapshot.ReadArtifact(rc, a.Store.URI(), snapshot.ReadOptions{Identities: a.Config.Keys.Identities, AllowSealed: true})
 	_ = rc.Close()
-	if err != nil && snapshot.ReasonOf(err) != snapshot.ReasonChecksumMismatch {
-		return snapshot.WithReason(snapshot.ReasonFailed, fmt.Errorf("reading %s back: %w", a.Store.URI(), err))
+	switch snapshot.ReasonOf(err) {
+	case snapshot.ReasonChecksumMismatch, snapshot.ReasonDecryptionFailed:
+	default:
+		if err != nil {
+			return got.Format, snapshot.WithReason(snapshot.ReasonFailed, fmt.Errorf("reading %s back: %w", a.Store.URI(), err))
+		}
 	}
-	if err == nil && want.Size > 0 && got != *want {
-		err = fmt.Errorf("stored %d bytes %s, but streamed %d bytes %s", got.Size, got.Checksum, want.Size, want.Checksum)
+	if err == nil && want.Size > 0 && got.Stored != *want {
+		err = snapshot.Fail(snapshot.ReasonChecksumMismatch, "stored %d bytes %s, but wrote %d bytes %s",
+			got.Stored.Size, got.Stored.Checksum, want.Size, want.Checksum)
 	}
 	if err != nil {
 		if derr := a.Store.Delete(ctx); derr != nil {
 			a.Log.Printf("deleting the bad artifact %s: %v", a.Store.URI(), derr)
 		}
-		return snapshot.Fail(snapshot.ReasonChecksumMismatch, "%s failed verification and was deleted: %w", a.Store.URI(), err)
+		return got.Format, snapshot.Fail(snapshot.ReasonOf(err), "%s failed verification and was deleted: %w", a.Store.URI(), err)
 	}
-	a.Log.Printf("verified %s: %d bytes, %s (read back in %.1fs)", a.Store.URI(), got.Size, got.Checksum, time.Since(began).Seconds())
-	*want = got
-	return nil
+	inside := fmt.Sprintf("etcd's snapshot inside: %d bytes, intact", got.Plain.Size)
+	if got.Sealed {
+		inside = "not decrypted: the encryption Secret holds no identity"
+	}
+	a.Log.Printf("verified %s: %d bytes, %s, %s; %s (read back in %.1fs)", a.Store.URI(), got.Stored.Size, got.Stored.Checksum,
+		got.Format, inside, time.Since(began).Seconds())
+	*want = got.Stored
+	return got.Format, nil
 }

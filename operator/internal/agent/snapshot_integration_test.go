@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -284,7 +285,7 @@ func sameArtifact(a, b snapshot.SnapshotResult) bool {
 		return false
 	}
 	a.CompletionTime, b.CompletionTime = "", ""
-	return a == b
+	return reflect.DeepEqual(a, b)
 }
 
 func listNames(t *testing.T, dir string) []string {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
+	"github.com/cozystack/etcd-operator/operator/internal/artifact"
 	"github.com/cozystack/etcd-operator/operator/internal/etcdaccess"
 	"github.com/cozystack/etcd-operator/operator/internal/snapshot"
 )
@@ -30,11 +32,52 @@ type SnapshotConfig struct {
 	PVCDir, PVCFile, PVCClaim, PVCPath string
 	TerminationLog                     string
 	StallTimeout                       time.Duration
+	// Framing: how the artifact is stored (plain unless asked), and the keys of an encrypted
+	// one (its recipients write; its identities, when any, let the read-back decrypt).
+	Format artifact.Format
+	Keys   artifact.Keyring
+	// KeyDir is where the encryption Secret is mounted (empty: no encryption).
+	KeyDir string
 }
 
 // Secrets are the values no message may contain.
 func (c SnapshotConfig) Secrets() []string {
-	return []string{c.Etcd.Password, c.S3.SecretAccessKey, c.S3.AccessKeyID}
+	return append([]string{c.Etcd.Password, c.S3.SecretAccessKey, c.S3.AccessKeyID}, identityTexts(c.Keys)...)
+}
+
+// identityTexts are the private keys' texts, for redaction.
+func identityTexts(k artifact.Keyring) []string {
+	var out []string
+	for _, id := range k.Identities {
+		if s, ok := id.(fmt.Stringer); ok {
+			out = append(out, s.String())
+		}
+	}
+	return out
+}
+
+// readFraming reads the compression and the encryption keys (only a save frames).
+func (c *SnapshotConfig) readFraming(getenv func(string) string) error {
+	switch v := v1alpha2.SnapshotCompression(getenv(snapshot.EnvSnapshotCompression)); v {
+	case "", v1alpha2.CompressionNone:
+	case v1alpha2.CompressionZstd:
+		c.Format.Compressed = true
+	default:
+		return fmt.Errorf("%s %q: want %s or %s", snapshot.EnvSnapshotCompression, v, v1alpha2.CompressionZstd, v1alpha2.CompressionNone)
+	}
+	c.KeyDir = getenv(snapshot.EnvEncryptionKeyDir)
+	if c.KeyDir == "" {
+		return nil
+	}
+	var err error
+	if c.Keys, err = snapshot.ReadKeyring(c.KeyDir); err != nil {
+		return err
+	}
+	if len(c.Keys.Writing()) == 0 {
+		return snapshot.Fail(snapshot.ReasonEncryptionKeyMissing, "encryption keys in %s: no age recipient to encrypt to", c.KeyDir)
+	}
+	c.Format.Encrypted = true
+	return nil
 }
 
 // SnapshotConfigFromEnv reads the contract's variables through getenv.
@@ -55,6 +98,9 @@ func SnapshotConfigFromEnv(getenv func(string) string) (SnapshotConfig, error) {
 	switch c.Action {
 	case snapshot.ActionSave:
 		if err := c.readEtcd(getenv(snapshot.EnvEtcdPasswordFile)); err != nil {
+			return c, err
+		}
+		if err := c.readFraming(getenv); err != nil {
 			return c, err
 		}
 	case snapshot.ActionDelete:

@@ -15,19 +15,25 @@ import (
 // or a Complete EtcdSnapshot's artifact (snap, required then) with its checksum.
 func MemberRestoreOf(src v1alpha2.RestoreSource, snap *v1alpha2.EtcdSnapshot) (*v1alpha2.MemberRestore, error) {
 	if src.SnapshotRef == nil {
-		return &v1alpha2.MemberRestore{Source: v1alpha2.RestoreSource{S3: src.S3, PVC: src.PVC}}, nil
+		return &v1alpha2.MemberRestore{Source: v1alpha2.RestoreSource{S3: src.S3, PVC: src.PVC, Encryption: src.Encryption}}, nil
 	}
 	if snap == nil || snap.Status.Phase != v1alpha2.SnapshotComplete || snap.Status.Artifact == nil {
 		return nil, fmt.Errorf("EtcdSnapshot %s is not Complete", src.SnapshotRef.Name)
 	}
-	out := &v1alpha2.MemberRestore{Checksum: snap.Status.Artifact.Checksum}
+	art := snap.Status.Artifact
+	out := &v1alpha2.MemberRestore{Checksum: art.Checksum}
+	if art.Encryption != nil {
+		out.Source.Encryption = &v1alpha2.SnapshotEncryption{SecretRef: corev1.LocalObjectReference{Name: art.Encryption.SecretName}}
+	}
+	// The artifact's name follows how it was stored: the spec, immutable, says so.
+	file := snap.Spec.Destination.ArtifactName(snap.Name)
 	switch d := snap.Spec.Destination; {
 	case d.S3 != nil:
 		s3 := *d.S3
-		s3.Key = v1alpha2.SnapshotObjectKey(d.S3.Key, snap.Name)
+		s3.Key = v1alpha2.SnapshotObjectKey(d.S3.Key, file)
 		out.Source.S3 = &s3
 	case d.PVC != nil:
-		out.Source.PVC = &v1alpha2.PVCLocation{ClaimName: d.PVC.ClaimName, SubPath: v1alpha2.SnapshotFilePath(d.PVC.SubPath, snap.Name)}
+		out.Source.PVC = &v1alpha2.PVCLocation{ClaimName: d.PVC.ClaimName, SubPath: v1alpha2.SnapshotFilePath(d.PVC.SubPath, file)}
 	default:
 		return nil, fmt.Errorf("EtcdSnapshot %s has no destination", snap.Name)
 	}
@@ -68,6 +74,7 @@ func restoreInitContainers(m *v1alpha2.EtcdMember, opts PodOptions) []corev1.Con
 		Resources:                corev1.ResourceRequirements{Requests: agentResources().Requests}, // no limit: restores can be large
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+	mountEncryptionKeys(&restore, m.Spec.Restore.Source.Encryption)
 	return []corev1.Container{install, restore}
 }
 
@@ -114,7 +121,8 @@ func restoreSourceMounts(r *v1alpha2.MemberRestore) []corev1.VolumeMount {
 
 func restoreVolumes(m *v1alpha2.EtcdMember) []corev1.Volume {
 	vols := []corev1.Volume{{Name: toolsVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	return append(vols, restoreSourceVolumes(m.Spec.Restore)...)
+	vols = append(vols, restoreSourceVolumes(m.Spec.Restore)...)
+	return append(vols, encryptionKeysVolume(m.Spec.Restore.Source.Encryption)...)
 }
 
 func restoreSourceVolumes(r *v1alpha2.MemberRestore) []corev1.Volume {
@@ -126,7 +134,7 @@ func restoreSourceVolumes(r *v1alpha2.MemberRestore) []corev1.Volume {
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.ClaimName, ReadOnly: true}}}}
 }
 
-// RestoreVerifyPod reads a rollback's source through and checks it (checksum, etcd's trailer)
+// RestoreVerifyPod reads a rollback's source through and checks it (checksum, decryption, etcd's trailer)
 // before anything of the cluster is stopped: `manager restore-agent` in verify-only mode, in
 // the operator's image, owned by the EtcdRestore. It writes nothing.
 func RestoreVerifyPod(er *v1alpha2.EtcdRestore, c *v1alpha2.EtcdCluster, r *v1alpha2.MemberRestore, image string) *corev1.Pod {
@@ -142,6 +150,8 @@ func RestoreVerifyPod(er *v1alpha2.EtcdRestore, c *v1alpha2.EtcdCluster, r *v1al
 	ctr := &pod.Spec.Containers[0]
 	ctr.Env = append([]corev1.EnvVar{{Name: snapshot.EnvRestoreVerifyOnly, Value: "true"}}, restoreSourceEnv(r)...)
 	ctr.VolumeMounts = restoreSourceMounts(r)
+	pod.Spec.Volumes = append(pod.Spec.Volumes, encryptionKeysVolume(r.Source.Encryption)...)
+	mountEncryptionKeys(ctr, r.Source.Encryption)
 	return pod
 }
 

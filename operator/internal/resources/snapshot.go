@@ -17,6 +17,8 @@ const (
 	agentClientDir = "/etc/etcd/tls/client"
 	agentAuthDir   = "/etc/etcd/auth"
 	agentPVCDir    = "/snapshot"
+	// agentKeyDir holds the encryption Secret's age keys (snapshot.EnvEncryptionKeyDir).
+	agentKeyDir = "/etc/etcd-backup/encryption"
 )
 
 // AgentSource is how a snapshot agent reaches the cluster's etcd.
@@ -48,8 +50,35 @@ func SnapshotAgentPod(s *v1alpha2.EtcdSnapshot, c *v1alpha2.EtcdCluster, src Age
 	)
 	mountEtcdAccess(pod, c, src)
 	mountDestination(pod, s)
+	if comp := s.Spec.Destination.EffectiveCompression(); comp != v1alpha2.CompressionNone {
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: snapshot.EnvSnapshotCompression, Value: string(comp)})
+	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, encryptionKeysVolume(s.Spec.Destination.Encryption)...)
+	mountEncryptionKeys(ctr, s.Spec.Destination.Encryption)
 	return pod
 }
+
+// encryptionKeysVolume is the encryption Secret as a volume (none when enc is nil).
+func encryptionKeysVolume(enc *v1alpha2.SnapshotEncryption) []corev1.Volume {
+	if enc == nil {
+		return nil
+	}
+	return []corev1.Volume{{Name: encryptionKeysVolumeName, VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: enc.SecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}}}
+}
+
+// mountEncryptionKeys gives an agent the encryption Secret's age keys as files, never as
+// environment (which `kubectl describe` and crash dumps show); the Pod needs
+// encryptionKeysVolume. Nothing when enc is nil.
+func mountEncryptionKeys(ctr *corev1.Container, enc *v1alpha2.SnapshotEncryption) {
+	if enc == nil {
+		return
+	}
+	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: encryptionKeysVolumeName, MountPath: agentKeyDir, ReadOnly: true})
+	ctr.Env = append(ctr.Env, corev1.EnvVar{Name: snapshot.EnvEncryptionKeyDir, Value: agentKeyDir})
+}
+
+const encryptionKeysVolumeName = "encryption-keys"
 
 // SnapshotCleanupPod deletes a snapshot's artifact (deletionPolicy Delete) and reports it.
 func SnapshotCleanupPod(s *v1alpha2.EtcdSnapshot, c *v1alpha2.EtcdCluster, image string) *corev1.Pod {
@@ -122,9 +151,9 @@ func mountDestination(pod *corev1.Pod, s *v1alpha2.EtcdSnapshot) {
 	switch d := s.Spec.Destination; {
 	case d.S3 != nil:
 		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: snapshot.EnvSnapshotDest, Value: snapshot.DestS3})
-		ctr.Env = append(ctr.Env, S3Env(*d.S3, v1alpha2.SnapshotObjectKey(d.S3.Key, s.Name))...)
+		ctr.Env = append(ctr.Env, S3Env(*d.S3, v1alpha2.SnapshotObjectKey(d.S3.Key, d.ArtifactName(s.Name)))...)
 	case d.PVC != nil:
-		path := v1alpha2.SnapshotFilePath(d.PVC.SubPath, s.Name)
+		path := v1alpha2.SnapshotFilePath(d.PVC.SubPath, d.ArtifactName(s.Name))
 		dir, file := splitPath(path)
 		ctr.Env = append(ctr.Env,
 			corev1.EnvVar{Name: snapshot.EnvSnapshotDest, Value: snapshot.DestPVC},

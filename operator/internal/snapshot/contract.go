@@ -50,6 +50,8 @@ const (
 	EnvPVCFile  = "PVC_FILE"
 	EnvPVCClaim = "PVC_CLAIM"
 	EnvPVCPath  = "PVC_PATH"
+	// EnvSnapshotCompression is v1alpha2.CompressionZstd or CompressionNone (the default).
+	EnvSnapshotCompression = "SNAPSHOT_COMPRESSION"
 )
 
 // Environment of both agents.
@@ -66,6 +68,11 @@ const (
 	EnvAWSSecretAccessKey = "AWS_SECRET_ACCESS_KEY"
 	// EnvTerminationLog is where the result line goes (default DefaultTerminationLog).
 	EnvTerminationLog = "TERMINATION_LOG"
+	// EnvEncryptionKeyDir is where the encryption Secret is mounted: its files identities and
+	// recipients (v1alpha2.EncryptionIdentitiesKey, EncryptionRecipientsKey) hold age keys,
+	// never logged. Set for the snapshot agent, artifacts are encrypted; for the restore agent,
+	// its identities decrypt (encryption is detected from the artifact).
+	EnvEncryptionKeyDir = "ENCRYPTION_KEY_DIR"
 )
 
 // Environment of the restore agent (`/tools/manager restore-agent` in the target etcd image).
@@ -159,6 +166,10 @@ const (
 	ReasonNoSpace             Reason = "NoSpace"
 	ReasonChecksumMismatch    Reason = "ChecksumMismatch"
 	ReasonFailed              Reason = "Failed" // anything else
+	// ReasonEncryptionKeyMissing: the mounted encryption Secret has no usable key for the job.
+	ReasonEncryptionKeyMissing Reason = "EncryptionKeyMissing"
+	// ReasonDecryptionFailed: an encrypted artifact and no identity, or none that matches.
+	ReasonDecryptionFailed Reason = "DecryptionFailed"
 	// Restore agent.
 	ReasonSourceNotFound          Reason = "SourceNotFound"
 	ReasonSnapshotNewerThanTarget Reason = "SnapshotNewerThanTarget"
@@ -173,8 +184,13 @@ type SnapshotResult struct {
 	// URI is s3://<bucket>/<key> or pvc://<claim>/<path>.
 	URI       string `json:"uri,omitempty"`
 	SizeBytes int64  `json:"sizeBytes,omitempty"`
-	// Checksum is "sha256:<hex>" of the whole artifact (etcd's trailing hash included).
+	// Checksum is "sha256:<hex>" of the whole artifact as stored (etcd's trailing hash
+	// included; compressed and encrypted when it is).
 	Checksum string `json:"checksum,omitempty"`
+	// Compression is v1alpha2.CompressionZstd or CompressionNone; Recipients, set when the
+	// artifact is encrypted, name whom it was encrypted to (artifact.RecipientNames).
+	Compression string   `json:"compression,omitempty"`
+	Recipients  []string `json:"recipients,omitempty"`
 	// Member is the EtcdMember streamed from; MemberID and ClusterID are 16 hex digits.
 	Member    string `json:"member,omitempty"`
 	MemberID  string `json:"memberID,omitempty"`

@@ -17,10 +17,10 @@ func TestArtifactNames(t *testing.T) {
 		{"", "nightly.db", "a/../..", "nightly.db"},
 		{"", "nightly.db", "./x//y", "x/y/nightly.db"},
 	} {
-		if got := v1alpha2.SnapshotObjectKey(tc.prefix, "nightly"); got != tc.key {
+		if got := v1alpha2.SnapshotObjectKey(tc.prefix, "nightly.db"); got != tc.key {
 			t.Errorf("ObjectKey(%q) = %q, want %q", tc.prefix, got, tc.key)
 		}
-		got := v1alpha2.SnapshotFilePath(tc.subPath, "nightly")
+		got := v1alpha2.SnapshotFilePath(tc.subPath, "nightly.db")
 		if got != tc.path {
 			t.Errorf("ClaimPath(%q) = %q, want %q", tc.subPath, got, tc.path)
 		}

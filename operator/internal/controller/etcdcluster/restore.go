@@ -57,7 +57,7 @@ func (r *Reconciler) seedRestore(ctx context.Context, c *v1alpha2.EtcdCluster) (
 // checkRestoreSource makes sure what the seed's restore mounts and reads exists, so that a
 // typo is a condition that names it, not a Pod stuck creating its container.
 func (r *Reconciler) checkRestoreSource(ctx context.Context, ns string, src v1alpha2.RestoreSource) error {
-	err := snapshot.Check(ctx, r.Client, r.TLS, ns, src.S3, src.PVC)
+	err := snapshot.Check(ctx, r.Client, r.TLS, ns, src.S3, src.PVC, src.Encryption, snapshot.KeysToRead)
 	var unusable *snapshot.Unusable
 	if errors.As(err, &unusable) {
 		return restoreSourceInvalid{unusable.Message}

@@ -179,7 +179,7 @@ func readyMessage(conds []metav1.Condition) string {
 
 // checkSource says why a resolved source cannot be read ("" when it may be).
 func checkSource(ctx context.Context, c client.Reader, secrets snapshot.SecretReader, ns string, src v1alpha2.RestoreSource) (string, error) {
-	err := snapshot.Check(ctx, c, secrets, ns, src.S3, src.PVC)
+	err := snapshot.Check(ctx, c, secrets, ns, src.S3, src.PVC, src.Encryption, snapshot.KeysToRead)
 	var unusable *snapshot.Unusable
 	if errors.As(err, &unusable) {
 		return unusable.Message, nil

@@ -88,7 +88,7 @@ func (r *Reconciler) record(ctx context.Context, s *v1alpha2.EtcdSnapshot, res s
 		return r.fail(ctx, s, reason, res.Message)
 	}
 	patch := client.MergeFrom(s.DeepCopy())
-	ApplyComplete(&s.Status, res, time.Now())
+	ApplyComplete(&s.Status, res, s.Spec.Destination.Encryption, time.Now())
 	meta.SetStatusCondition(&s.Status.Conditions, readyCondition(true, v1alpha2.ReasonSnapshotStored,
 		fmt.Sprintf("stored %s (%d bytes, %s) from member %s at revision %d", res.URI, res.SizeBytes, res.Checksum, res.Member, res.Revision), s.Generation))
 	r.event(s, corev1.EventTypeNormal, v1alpha2.ReasonSnapshotStored, "Snapshot", "stored %s (%d bytes) from member %s, revision %d",
@@ -96,11 +96,16 @@ func (r *Reconciler) record(ctx context.Context, s *v1alpha2.EtcdSnapshot, res s
 	return r.Client.Status().Patch(ctx, s, patch)
 }
 
-// ApplyComplete fills a snapshot's status from a successful result (pure apart from now, used
+// ApplyComplete fills a snapshot's status from a successful result; enc is the destination's
+// encryption, whose Secret an encrypted artifact is recorded with (pure apart from now, used
 // when the agent's own times are missing).
-func ApplyComplete(st *v1alpha2.EtcdSnapshotStatus, res snapshot.SnapshotResult, now time.Time) {
+func ApplyComplete(st *v1alpha2.EtcdSnapshotStatus, res snapshot.SnapshotResult, enc *v1alpha2.SnapshotEncryption, now time.Time) {
 	st.Phase = v1alpha2.SnapshotComplete
-	st.Artifact = &v1alpha2.SnapshotArtifact{URI: res.URI, SizeBytes: res.SizeBytes, Checksum: res.Checksum}
+	st.Artifact = &v1alpha2.SnapshotArtifact{URI: res.URI, SizeBytes: res.SizeBytes, Checksum: res.Checksum,
+		Compression: v1alpha2.SnapshotCompression(res.Compression)}
+	if len(res.Recipients) > 0 && enc != nil {
+		st.Artifact.Encryption = &v1alpha2.ArtifactEncryption{SecretName: enc.SecretRef.Name, Recipients: res.Recipients}
+	}
 	st.Member, st.MemberID, st.ClusterID = res.Member, res.MemberID, res.ClusterID
 	st.Revision, st.EtcdVersion = res.Revision, res.EtcdVersion
 	start, end := parseTime(res.StartTime, st.StartTime, now), parseTime(res.CompletionTime, nil, now)

@@ -1,6 +1,7 @@
 package etcdsnapshot
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -38,9 +39,20 @@ func TestParseResult(t *testing.T) {
 func TestApplyComplete(t *testing.T) {
 	var st v1alpha2.EtcdSnapshotStatus
 	ApplyComplete(&st, snapshot.SnapshotResult{Phase: snapshot.PhaseComplete, URI: "s3://b/k.db", SizeBytes: 5, Checksum: "sha256:aa",
-		Member: "m", Revision: 9, StartTime: "2026-12-03T10:00:00.25Z", CompletionTime: "2026-12-03T10:00:01.5Z"}, time.Now())
+		Member: "m", Revision: 9, StartTime: "2026-12-03T10:00:00.25Z", CompletionTime: "2026-12-03T10:00:01.5Z"}, nil, time.Now())
 	if st.Phase != v1alpha2.SnapshotComplete || st.Artifact.URI != "s3://b/k.db" || st.Revision != 9 || st.Duration.Duration != 1250*time.Millisecond {
 		t.Errorf("status %+v, duration %v", st, st.Duration)
+	}
+	if st.Artifact.Encryption != nil || st.Artifact.Compression != "" {
+		t.Errorf("a plain artifact recorded as %+v", st.Artifact)
+	}
+	// An encrypted one records how it was stored and with whose keys, for the restore to read it.
+	enc := &v1alpha2.SnapshotEncryption{SecretRef: corev1.LocalObjectReference{Name: "backup-keys"}}
+	ApplyComplete(&st, snapshot.SnapshotResult{Phase: snapshot.PhaseComplete, URI: "s3://b/k.db.zst.age", SizeBytes: 5, Checksum: "sha256:aa",
+		Compression: string(v1alpha2.CompressionZstd), Recipients: []string{"age1xyz"}}, enc, time.Now())
+	want := &v1alpha2.ArtifactEncryption{SecretName: "backup-keys", Recipients: []string{"age1xyz"}}
+	if st.Artifact.Compression != v1alpha2.CompressionZstd || !reflect.DeepEqual(st.Artifact.Encryption, want) {
+		t.Errorf("an encrypted artifact recorded as %+v, encryption %+v", st.Artifact, st.Artifact.Encryption)
 	}
 }
 

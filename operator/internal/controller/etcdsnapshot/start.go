@@ -129,9 +129,11 @@ func (r *Reconciler) startAgent(ctx context.Context, s *v1alpha2.EtcdSnapshot, c
 }
 
 // checkDestination returns the reason and message of a destination that cannot work: a missing
-// PVC, or S3 credentials whose Secret or keys are missing.
+// PVC, S3 credentials whose Secret or keys are missing, or an encryption Secret with no age key
+// to encrypt to.
 func (r *Reconciler) checkDestination(ctx context.Context, s *v1alpha2.EtcdSnapshot) (string, string, error) {
-	err := snapshot.Check(ctx, r.Client, r.TLS, s.Namespace, s.Spec.Destination.S3, s.Spec.Destination.PVC)
+	err := snapshot.Check(ctx, r.Client, r.TLS, s.Namespace, s.Spec.Destination.S3, s.Spec.Destination.PVC,
+		s.Spec.Destination.Encryption, snapshot.KeysToWrite)
 	var unusable *snapshot.Unusable
 	if errors.As(err, &unusable) {
 		return unusable.Reason, unusable.Message, nil

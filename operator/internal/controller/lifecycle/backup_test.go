@@ -143,6 +143,19 @@ func TestSnapshotFailures(t *testing.T) {
 		}
 	}
 	s3Creds(t, ns, goodKeys)
+	sealed := s3Dest()
+	sealed.Encryption = &v1alpha2.SnapshotEncryption{SecretRef: corev1.LocalObjectReference{Name: "no-such-keys"}}
+	newSnapshot(t, ns, "no-keys", "c", sealed)
+	waitFor(t, ns, "no-keys Failed", snapshotPhase(t, ns, "no-keys", v1alpha2.SnapshotFailed))
+	if got := reason("no-keys"); got != v1alpha2.ReasonEncryptionKeyMissing {
+		t.Errorf("no-keys: reason %s, want %s", got, v1alpha2.ReasonEncryptionKeyMissing)
+	}
+	if n := len(events(t, ns, "no-keys", v1alpha2.ReasonEncryptionKeyMissing)); n == 0 {
+		t.Error("no EncryptionKeyMissing Event on the snapshot")
+	}
+	if pod := (&corev1.Pod{}); k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "no-keys-snapshot"}, pod) == nil {
+		t.Error("an agent Pod was created for a snapshot whose keys are missing")
+	}
 	newSnapshot(t, ns, "refused", "c", s3Dest())
 	finishAgent(t, ns, "refused-snapshot", snapshot.SnapshotResult{Phase: snapshot.PhaseFailed, Reason: snapshot.ReasonAccessDenied, Message: "403"}, 1)
 	newSnapshot(t, ns, "liar", "c", s3Dest())

@@ -53,6 +53,7 @@ func TestBackups(t *testing.T) {
 				run  func(*testing.T)
 			}{
 				{"SnapshotToS3AndRestores", e.testS3Restores},
+				{"EncryptedSnapshotRestores", e.testEncrypted},
 				{"SnapshotToPVCAndRestore", e.testPVC},
 				{"CorruptedArtifactRefused", e.testCorrupted},
 				{"S3DownThenBackAndWrongCredentials", e.testS3Down},
