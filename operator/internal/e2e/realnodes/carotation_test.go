@@ -33,10 +33,12 @@ var etcdLeafCertificates = []string{etcdRelease + "-server", etcdRelease + "-pee
 // kubelet and gated on its readiness probe.
 const caRotationTimeout = 6 * time.Minute
 
-// rotationPhases are the times, from the CA's renewal, at which every member's Pod ran a trust
-// bundle holding the new CA (widened), the active Secrets held leaves of the new CA (swapped), and
-// every member trusted the new CA alone (narrowed). Each state lasts once reached, so a poll that
-// comes late still sees it.
+// rotationPhases are the times, from the old CA Secret's deletion, at which cert-manager issued
+// the new CA (issued), every member Pod not being deleted mounted a trust bundle holding both CAs
+// (widened: the operator's gate for the swap; the last member's old Pod may still be terminating
+// on a real kubelet, and its new Pod starts on the widened bundle or a later one), the active
+// Secrets held leaves of the new CA (swapped), and every member was Ready trusting the new CA
+// alone (narrowed). Each state lasts once reached, so a poll that comes late still sees it.
 type rotationPhases struct{ issued, widened, swapped, narrowed time.Duration }
 
 // rotateCA gives the chart's PKI a new CA, with a new key, while a client writes: the chart's CA
@@ -66,8 +68,8 @@ func (s *suite) rotateCA(t *testing.T) {
 	e2eutil.WaitFor(t, caRotationTimeout, "every member serving and trusting only the new CA", func() bool {
 		return s.observeRotation(t, &ph, start, oldCA, newCA)
 	})
-	t.Logf("CA rotation: new CA issued %s after the old CA Secret's deletion; every member's Pod trusted old and new %s after it, "+
-		"the active Secrets held leaves of the new CA at %s, every member trusted the new CA alone at %s",
+	t.Logf("CA rotation, from the old CA Secret's deletion: new CA issued at %s; widened (every member Pod not being deleted on a bundle of both CAs) at %s; "+
+		"swapped (the active Secrets hold leaves of the new CA) at %s; narrowed (every member Ready trusting the new CA alone) at %s",
 		round(ph.issued), round(ph.widened), round(ph.swapped), round(ph.narrowed))
 
 	s.clientTLS = e2eutil.TLSConfig(t, s.c, etcdNamespace, etcdServerSecret, etcdClientSecret)
@@ -134,7 +136,7 @@ func (s *suite) reissueCA(t *testing.T, oldCA []byte) []byte {
 // observeRotation records in ph the first time each phase of the rotation is seen, and reports
 // whether the rotation is over.
 func (s *suite) observeRotation(t *testing.T, ph *rotationPhases, start time.Time, oldCA, newCA []byte) bool {
-	if ph.widened == 0 && s.membersTrust(t, oldCA, newCA) {
+	if ph.widened == 0 && s.podsMount(t, oldCA, newCA) {
 		ph.widened = time.Since(start)
 	}
 	if ph.swapped == 0 && trust.Verifies(newCA, e2eutil.SecretData(t, s.c, etcdNamespace, v1alpha2.ActiveServerSecretName(etcdRelease))[pki.KeyCert], time.Now()) {
@@ -147,13 +149,13 @@ func (s *suite) observeRotation(t *testing.T, ph *rotationPhases, start time.Tim
 	return true
 }
 
-// membersTrust reports whether every member's Pod is Ready with a trust bundle holding all of
-// cas on both planes.
-func (s *suite) membersTrust(t *testing.T, cas ...[]byte) bool {
+// podsMount reports whether every member Pod not being deleted mounts a trust bundle holding all
+// of cas on both planes, as the operator's swap gate (podsRunBundle) reads it.
+func (s *suite) podsMount(t *testing.T, cas ...[]byte) bool {
 	for _, m := range e2eutil.Members(t, s.c, etcdNamespace, etcdRelease) {
 		pod := e2eutil.Pod(t, s.c, etcdNamespace, m.Name)
-		if pod == nil || !pod.DeletionTimestamp.IsZero() || !e2eutil.PodReady(pod) {
-			return false
+		if pod == nil || !pod.DeletionTimestamp.IsZero() {
+			continue
 		}
 		bundle := s.trustBundle(t, pod)
 		if bundle == nil {
