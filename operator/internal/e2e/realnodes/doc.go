@@ -6,7 +6,7 @@
 // imported build); the tenant chart charts/etcd keeps its defaults (a cert-manager PKI, mutual
 // TLS) in a namespace that enforces the Restricted Pod Security Standard. One test walks the
 // steps a platform team's cluster sees — bootstrap, scaling under writes, Pod loss and a
-// container killed by the runtime, a rolling version upgrade, a certificate rotation, a
-// snapshot to S3 and a restore, tmpfs members and their data guard, kubectl etcd and kubectl
-// debug, a node lost — each with its duration logged.
+// container killed by the runtime, a rolling version upgrade, a server certificate re-issued,
+// the CA replaced (a new key) under writes, a snapshot to S3 and a restore, tmpfs members and
+// their data guard, kubectl etcd and kubectl debug, a node lost — each with its duration logged.
 package realnodes

@@ -66,6 +66,7 @@ func TestRealNodes(t *testing.T) {
 		{"etcd container killed by the runtime", s.containerKill},
 		{"etcd version rolled under writes", s.upgradeVersion},
 		{"server certificate re-issued and served", s.rotateServerLeaf},
+		{"CA rotated under writes", s.rotateCA},
 		{"snapshot to S3, restored into a new release", s.snapshotRestore},
 		{"tmpfs members, data guard after a power cycle", s.tmpfsMembers},
 		{"kubectl etcd and kubectl debug", s.kubectlTools},
