@@ -108,6 +108,7 @@ layout: {headlessServiceName: etcd-headless, clientServiceName: etcd, dataDirSub
 `},
 	{name: "pdb-by-chart", values: `podDisruptionBudget: {mode: chart, minAvailable: 2}`},
 	{name: "restore-pvc", values: `bootstrap: {restore: {source: pvc, pvc: {claimName: backups, subPath: snap.db}}}`},
+	{name: "restore-pvc-encrypted", values: `bootstrap: {restore: {source: pvc, pvc: {claimName: backups, subPath: snap.db.zst.age}, encryptionSecretName: etcd-backup-keys}}`},
 	{name: "restore-snapshot", values: `bootstrap: {restore: {source: snapshot, snapshotName: etcd-29412345}}`},
 	{name: "defrag-default", values: `defrag: {enabled: true}`},
 	{name: "defrag-quota", values: `
@@ -151,6 +152,7 @@ backup:
 quorumLoss: RebuildFromSurvivor
 `},
 	{name: "backup-pvc", values: `backup: {enabled: true, destination: pvc, pvc: {claimName: etcd-backups, subPath: daily}}`},
+	{name: "backup-encrypted", values: `backup: {enabled: true, destination: pvc, pvc: {claimName: etcd-backups}, encryptionSecretName: etcd-backup-keys, compression: Zstd}`},
 }
 
 var etcdRejects = []rejectCase{
@@ -196,6 +198,8 @@ var etcdRejects = []rejectCase{
 	{name: "backup to s3 without credentials", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b}}`, wantErr: []string{"backup.s3.credentials.secretName", "accessKeyId and secretAccessKey"}},
 	{name: "backup to s3 with half the keys", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b, credentials: {accessKeyId: a}}}`, wantErr: []string{"both backup.s3.credentials.accessKeyId and secretAccessKey"}},
 	{name: "backup to s3 with a Secret and keys", values: `backup: {enabled: true, s3: {endpoint: e, bucket: b, credentials: {secretName: c, accessKeyId: a, secretAccessKey: k}}}`, wantErr: []string{"either secretName", "not both"}},
+	{name: "restore key for a snapshot source", values: `bootstrap: {restore: {source: snapshot, snapshotName: s, encryptionSecretName: k}}`, wantErr: []string{"bootstrap.restore.encryptionSecretName is for s3 and pvc sources, not source=snapshot"}},
+	{name: "backup compression", values: `backup: {compression: zstd}`, wantErr: []string{"/backup/compression", "Zstd"}},
 	{name: "backup to pvc without claim", values: `backup: {enabled: true, destination: pvc}`, wantErr: []string{"backup.destination=pvc needs backup.pvc.claimName"}},
 	{name: "both rule kinds", values: `alerts: {prometheusRule: {enabled: true}, vmRule: {enabled: true}}`, wantErr: []string{"enable one"}},
 }

@@ -216,6 +216,9 @@ Cozystack's app sets it, so etcd raises its NOSPACE alarm before the volume fill
 {{- if and (eq $r.source "snapshot") (not $r.snapshotName) }}
 {{- fail "bootstrap.restore.source=snapshot needs bootstrap.restore.snapshotName (an EtcdSnapshot of this namespace)" }}
 {{- end }}
+{{- if and $r.encryptionSecretName (not (has $r.source (list "s3" "pvc"))) }}
+{{- fail (printf "bootstrap.restore.encryptionSecretName is for s3 and pvc sources, not source=%s (an EtcdSnapshot records how its artifact was stored)" $r.source) }}
+{{- end }}
 {{- if and (ne $r.source "none") (eq $v.storage.medium "Memory") }}
 {{- fail (printf "bootstrap.restore.source=%s is refused with storage.medium=Memory (a tmpfs seed would restore the snapshot again on every restart): set storage.medium to \"\" or bootstrap.restore.source to none" $r.source) }}
 {{- end }}

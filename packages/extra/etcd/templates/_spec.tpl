@@ -16,6 +16,11 @@ bootstrap:
       snapshotRef:
         name: {{ $r.snapshotName }}
       {{- end }}
+      {{- with $r.encryptionSecretName }}
+      encryption:
+        secretRef:
+          name: {{ . }}
+      {{- end }}
 {{- end }}
 {{- end -}}
 
