@@ -8,9 +8,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -45,14 +43,7 @@ func TestEtcdRefusalsAreRetried(t *testing.T) {
 // removed from etcd and a fresh learner takes its place, while the other two keep quorum.
 func TestTmpfsPodLossReplacesMember(t *testing.T) {
 	ns := newNamespace(t)
-	c := &v1alpha2.EtcdCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "mem", Namespace: ns},
-		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3), Version: "3.6.16",
-			Storage: v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("64Mi")}},
-	}
-	if err := k8s.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
+	newTmpfsCluster(t, ns, "mem", 3)
 	waitFor(t, ns, "three healthy members", converged(t, ns, "mem", 3))
 	all := members(t, ns, "mem")
 	victim := all[slices.IndexFunc(all, func(m v1alpha2.EtcdMember) bool { return !m.Spec.Bootstrap })]
@@ -79,14 +70,7 @@ func TestTmpfsPodLossReplacesMember(t *testing.T) {
 // member is not silently re-bootstrapped empty.
 func TestAllMembersLostIsTerminal(t *testing.T) {
 	ns := newNamespace(t)
-	c := &v1alpha2.EtcdCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "lost", Namespace: ns},
-		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](1), Version: "3.6.16",
-			Storage: v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("64Mi")}},
-	}
-	if err := k8s.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
+	newTmpfsCluster(t, ns, "lost", 1)
 	waitFor(t, ns, "one healthy member", converged(t, ns, "lost", 1))
 	only := members(t, ns, "lost")[0]
 	if err := k8s.Delete(context.Background(), pod(t, ns, only.Name)); err != nil {

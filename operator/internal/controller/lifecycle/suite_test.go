@@ -12,6 +12,7 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/utils/ptr"
@@ -126,10 +127,19 @@ func newNamespace(t *testing.T) string {
 
 func newCluster(t *testing.T, ns, name string, replicas int32) *v1alpha2.EtcdCluster {
 	t.Helper()
-	c := &v1alpha2.EtcdCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1alpha2.EtcdClusterSpec{Replicas: ptr.To(replicas), Version: "3.6.16"},
-	}
+	return createCluster(t, ns, name, v1alpha2.EtcdClusterSpec{Replicas: ptr.To(replicas), Version: "3.6.16"})
+}
+
+// newTmpfsCluster is newCluster with its members' data on 64Mi memory volumes.
+func newTmpfsCluster(t *testing.T, ns, name string, replicas int32) *v1alpha2.EtcdCluster {
+	t.Helper()
+	return createCluster(t, ns, name, v1alpha2.EtcdClusterSpec{Replicas: ptr.To(replicas), Version: "3.6.16",
+		Storage: v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("64Mi")}})
+}
+
+func createCluster(t *testing.T, ns, name string, spec v1alpha2.EtcdClusterSpec) *v1alpha2.EtcdCluster {
+	t.Helper()
+	c := &v1alpha2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
 	if err := k8s.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}

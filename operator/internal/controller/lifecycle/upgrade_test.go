@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozystack/etcd-operator/operator/api/v1alpha2"
@@ -19,12 +16,7 @@ import (
 // would cost each one a full resync. A Pod whose spec differs beyond the image is still rolled.
 func TestOperatorUpgradeRestartsNoTmpfsMember(t *testing.T) {
 	ns := newNamespace(t)
-	c := &v1alpha2.EtcdCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "upg", Namespace: ns},
-		Spec: v1alpha2.EtcdClusterSpec{Replicas: ptr.To[int32](3), Version: "3.6.16",
-			Storage: v1alpha2.StorageSpec{Medium: v1alpha2.StorageMediumMemory, Size: resource.MustParse("64Mi")}},
-	}
-	create(t, c)
+	newTmpfsCluster(t, ns, "upg", 3)
 	waitFor(t, ns, "three healthy members", converged(t, ns, "upg", 3))
 	before := podUIDs(t, ns)
 	const olderImage = "ghcr.io/cozystack/etcd-operator:0.0.9"
